@@ -1,0 +1,120 @@
+/**
+ * The Authentication.asmx contract as data (spec: "Operations" table).
+ *
+ * Everything on the wire is derived from this one description at start-up: the WSDL, the help
+ * page, request decoding for SOAP 1.1 / SOAP 1.2 / HTTP GET / HTTP POST and response encoding.
+ * Adding an operation is one entry here plus its domain method. This module imports nothing.
+ */
+
+/** XML namespace of every message (`[WebService(Namespace = "SVCAPI")]`). */
+export const SERVICE_NAMESPACE = 'SVCAPI';
+/** The class name ASMX derives binding, port type and service names from. */
+export const SERVICE_NAME = 'Authentication';
+/** Path of the service, matched case-insensitively as IIS does. */
+export const SERVICE_PATH = '/Authentication.asmx';
+
+/** XSD simple types a parameter can have; ASMX binds them with XmlConvert / Convert.ChangeType. */
+export type ParamType = 'string' | 'int';
+/** Result types: a string, a boolean, or a .NET `System.Data.DataTable`. */
+export type ResultType = 'string' | 'boolean' | 'DataTable';
+
+export interface ParamSpec {
+  /** Element name in SOAP, field name on HTTP GET/POST (matched case-insensitively there). */
+  readonly name: string;
+  readonly type: ParamType;
+}
+
+/** Values a decoded parameter can carry: SOAP binds a missing string to null and a missing int to 0. */
+export type ParamValue = string | number | null;
+
+export interface OperationSpec {
+  readonly name: string;
+  /** Shown on the help page and as `wsdl:documentation` (the `[WebMethod(Description=...)]`). */
+  readonly description: string;
+  readonly params: readonly ParamSpec[];
+  readonly result: ResultType;
+  /**
+   * Values the operation reads from the request itself rather than from its declared parameters,
+   * like ASMX code reading `HttpContext.Current.Request["login"]` (query string, then form body),
+   * plus the `Authorization` header. Only the two JSON operations have them.
+   */
+  readonly requestReads?: readonly string[];
+}
+
+export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
+  {
+    name: 'ValidateUser',
+    description: 'Validates the user credentials and generates a token to be used on the following requests. For the GPS application send AppId = 2; IPAddress is then not required.',
+    params: [
+      { name: 'login', type: 'string' },
+      { name: 'password', type: 'string' },
+      { name: 'AppId', type: 'int' },
+      { name: 'IPAddress', type: 'string' },
+    ],
+    result: 'string',
+  },
+  {
+    name: 'ValidateUserToken',
+    description: 'Tells whether the token is valid. Returns false if the token is invalid or expired.',
+    params: [{ name: 'token', type: 'string' }],
+    result: 'boolean',
+  },
+  {
+    name: 'WhatsNew',
+    description: 'Returns the latest news for an application.',
+    params: [
+      { name: 'AppToken', type: 'string' },
+      { name: 'AppID', type: 'int' },
+      { name: 'AppVersion', type: 'string' },
+      { name: 'Language', type: 'string' },
+      { name: 'qtyNews', type: 'int' },
+    ],
+    result: 'DataTable',
+  },
+  {
+    name: 'ValidateUserJSON',
+    description: 'Validates the user credentials and returns the result in JSON format. Reads login, password, AppId and IPAddress from the request.',
+    params: [],
+    result: 'string',
+    requestReads: ['login', 'password', 'AppId', 'IPAddress'],
+  },
+  {
+    name: 'ValidateUserTokenJSON',
+    description: 'Tells whether the token is valid and returns the result in JSON format; false if the token is invalid or expired. Reads token from the request.',
+    params: [],
+    result: 'string',
+    requestReads: ['token'],
+  },
+  {
+    name: 'GetUserLoginURL',
+    description: 'Validates the user token and generates a LOGIN URL. For the GPS application send AppID = 2.',
+    params: [
+      { name: 'token', type: 'string' },
+      { name: 'AppID', type: 'int' },
+    ],
+    result: 'string',
+  },
+] satisfies OperationSpec[]);
+
+/** Names of the operations, in declaration order. */
+export type OperationName = 'ValidateUser' | 'ValidateUserToken' | 'WhatsNew' | 'ValidateUserJSON' | 'ValidateUserTokenJSON' | 'GetUserLoginURL';
+
+/** The DataTable WhatsNew returns: table name and typed columns, in order (issue 2 §6). */
+export type ColumnType = 'int' | 'string' | 'dateTime';
+export interface ColumnSpec {
+  readonly name: string;
+  readonly type: ColumnType;
+}
+export const NEWS_TABLE = Object.freeze({
+  dataSetName: 'NewDataSet',
+  tableName: 'News',
+  columns: Object.freeze([
+    { name: 'NewsID', type: 'int' },
+    { name: 'AppID', type: 'int' },
+    { name: 'Title', type: 'string' },
+    { name: 'Body', type: 'string' },
+    { name: 'Language', type: 'string' },
+    { name: 'Url', type: 'string' },
+    { name: 'PublishedAt', type: 'dateTime' },
+  ] satisfies ColumnSpec[]),
+});

@@ -1,0 +1,60 @@
+/**
+ * What the HTTP layer asks of the domain: one method per operation of the contract, values in,
+ * values out. Expected failures (bad password, unknown token...) are values, never exceptions;
+ * an exception means a bug or a broken store and becomes a `soap:Server` fault.
+ *
+ * Implemented by `createAuthService()` (src/domain/service.ts) on top of a `Store`.
+ */
+
+/** Who is calling: facts the HTTP layer knows about the request, for audit and address checks. */
+export interface CallerContext {
+  /** The address the request came from (socket peer, or X-Forwarded-For from a trusted proxy). */
+  readonly sourceIp: string;
+  /** Request id, as written in logs. */
+  readonly requestId: string;
+}
+
+export interface ValidateUserInput {
+  /** null when the SOAP element was missing or xsi:nil. */
+  readonly login: string | null;
+  readonly password: string | null;
+  readonly appId: number;
+  readonly ipAddress: string | null;
+}
+
+export type ValidateUserOutcome =
+  | { readonly ok: true; readonly token: string; readonly expiresAt: Date }
+  | { readonly ok: false };
+
+export type TokenCheck =
+  | { readonly valid: true; readonly expiresAt: Date }
+  | { readonly valid: false };
+
+export interface WhatsNewInput {
+  readonly appToken: string | null;
+  readonly appId: number;
+  readonly appVersion: string | null;
+  readonly language: string | null;
+  readonly qtyNews: number;
+}
+
+/** One row of WhatsNew's DataTable (columns: NEWS_TABLE in src/contract). */
+export interface NewsItem {
+  readonly newsId: number;
+  readonly appId: number;
+  readonly title: string;
+  readonly body: string;
+  readonly language: string;
+  readonly url: string;
+  readonly publishedAt: Date;
+}
+
+export interface AuthService {
+  /** A new token, or `{ ok: false }` for every kind of failure alike. */
+  validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome>;
+  /** Valid for a live token or a login ticket (a ticket is consumed by this check). */
+  validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck>;
+  whatsNew(input: WhatsNewInput, ctx: CallerContext): Promise<readonly NewsItem[]>;
+  /** The application's login URL with `ticket=` appended, or '' when it cannot be given. */
+  getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string>;
+}

@@ -1,0 +1,247 @@
+/**
+ * The HTTP application: the only place that joins the wire layer and the domain.
+ *
+ * One catch-all route does ASMX's own dispatch, because ASMX's rules do not fit a router: the
+ * service path is matched case-insensitively (IIS) while the operation name after it is
+ * case-sensitive (ASMX), the same URL serves SOAP 1.1, SOAP 1.2 and the documentation, and
+ * every failure must come back in the failing binding's own shape.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { OPERATIONS, SERVICE_PATH } from '../contract/operations.js';
+import type { AuthService, CallerContext } from '../domain/auth-service.js';
+import { compileContract, type CompiledContract, type CompiledOperation } from '../wire/compiled-contract.js';
+import { compileDisco } from '../wire/disco.js';
+import { compileHelpPage } from '../wire/help-page.js';
+import { bindHttpArgs, FormCollection, lookupHttpMethod, parseUrlEncoded, readFormBody } from '../wire/http-form.js';
+import { writeHttpResult } from '../wire/http-result.js';
+import { parseMediaType } from '../wire/media-type.js';
+import { SOAP_CONTENT_TYPE, type SoapVersion } from '../wire/soap-envelope.js';
+import { decodeSoapRequest, soapTransport } from '../wire/soap-request.js';
+import { writeSoapResult } from '../wire/soap-result.js';
+import type { WireError } from '../wire/wire-errors.js';
+import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
+import { compileWsdl } from '../wire/wsdl.js';
+import { createOperationHandlers, type OperationHandler, type RequestFacts } from './operation-handlers.js';
+
+/** The part of the configuration the HTTP layer reads (src/config.ts `Config` satisfies it). */
+export interface HttpAppConfig {
+  readonly http: { readonly maxRequestBytes: number; readonly bodyTimeoutMs: number };
+  readonly timeZone: string;
+}
+
+export interface AppOptions {
+  readonly service: AuthService;
+  readonly config: HttpAppConfig;
+  readonly logger?: Logger | boolean;
+}
+
+const SERVICE_PATH_LOWER = SERVICE_PATH.toLowerCase();
+const HTML_UTF8 = 'text/html; charset=utf-8';
+
+type Binding = 'soap11' | 'soap12' | 'http-get' | 'http-post' | 'doc' | 'none';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the access log says about the call; filled as the request is dispatched. */
+    asmx: { operation: string | null; binding: Binding };
+  }
+}
+
+/** Path and query of the raw request target, the path percent-decoded as IIS does. */
+function splitTarget(rawUrl: string): { path: string; query: string } {
+  const q = rawUrl.indexOf('?');
+  const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  let path = rawPath;
+  try {
+    path = decodeURIComponent(rawPath);
+  } catch {
+    // A malformed escape stays as sent; it simply will not match the service path.
+  }
+  return { path, query: q < 0 ? '' : rawUrl.slice(q + 1) };
+}
+
+function bodyBytes(request: FastifyRequest): Uint8Array {
+  return Buffer.isBuffer(request.body) ? request.body : new Uint8Array(0);
+}
+
+function send(reply: FastifyReply, response: WireResponse): FastifyReply {
+  reply.code(response.status).header('content-type', response.contentType).header('cache-control', response.cacheControl);
+  if (response.headers) for (const [k, v] of Object.entries(response.headers)) reply.header(k, v);
+  return reply.send(response.body);
+}
+
+export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+  const { service, config } = options;
+  const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
+  const handlers = createOperationHandlers(service);
+  const wsdl = compileWsdl(OPERATIONS);
+  const disco = compileDisco();
+  const help = compileHelpPage(OPERATIONS);
+
+  const app = Fastify({
+    loggerInstance: typeof options.logger === 'object' ? options.logger : undefined,
+    logger: typeof options.logger === 'boolean' ? options.logger : undefined,
+    bodyLimit: config.http.maxRequestBytes,
+    requestTimeout: config.http.bodyTimeoutMs,
+    // Fastify's own request log would write the URL, query string (and so GET passwords) and all.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+  });
+
+  // Every body is read raw (bounded by bodyLimit) and decoded by the wire layer itself.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  app.decorateRequest('asmx', null as unknown as FastifyRequest['asmx']);
+  app.addHook('onRequest', async (request) => {
+    request.asmx = { operation: null, binding: 'none' };
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      {
+        reqId: request.id,
+        method: request.method,
+        path: splitTarget(request.url).path,
+        operation: request.asmx.operation,
+        binding: request.asmx.binding,
+        status: reply.statusCode,
+        durationMs: Math.round(reply.elapsedTime * 10) / 10,
+        source: request.ip,
+      },
+      'request',
+    );
+  });
+
+  function callerContext(request: FastifyRequest): CallerContext {
+    return { sourceIp: request.ip, requestId: String(request.id) };
+  }
+
+  async function invoke(
+    request: FastifyRequest,
+    operation: CompiledOperation,
+    args: Parameters<OperationHandler>[0],
+    facts: Omit<RequestFacts, 'ctx' | 'authorization'>,
+  ): Promise<ReturnType<OperationHandler>> {
+    const handler = handlers[operation.name];
+    return handler(args, { ...facts, ctx: callerContext(request), authorization: request.headers.authorization });
+  }
+
+  function serviceUrl(request: FastifyRequest, path: string): string {
+    const host = request.headers.host ?? `${request.socket.localAddress ?? '127.0.0.1'}:${request.socket.localPort ?? ''}`;
+    return `${request.protocol}://${host}${path}`;
+  }
+
+  async function handleSoap(request: FastifyRequest, reply: FastifyReply, query: string): Promise<FastifyReply> {
+    const transport = soapTransport(parseMediaType(request.headers['content-type']).type) ?? '1.1';
+    request.asmx.binding = transport === '1.1' ? 'soap11' : 'soap12';
+    if (parseMediaType(request.headers['content-type']).type === 'application/json') {
+      return send(reply, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
+    }
+    const soapAction = request.headers.soapaction;
+    const decoded = decodeSoapRequest(contract, {
+      body: bodyBytes(request),
+      contentType: request.headers['content-type'],
+      soapAction: Array.isArray(soapAction) ? soapAction.join(',') : soapAction,
+    });
+    if (!decoded.ok) return send(reply, soapErrorResponse(decoded.version, decoded.error));
+    request.asmx.binding = decoded.version === '1.1' ? 'soap11' : 'soap12';
+    request.asmx.operation = decoded.operation.name;
+    const version: SoapVersion = decoded.version;
+    try {
+      const value = await invoke(request, decoded.operation, decoded.args, { query: parseUrlEncoded(query), form: FormCollection.EMPTY });
+      return send(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value)));
+    } catch (err) {
+      request.log.error({ err, reqId: request.id, operation: decoded.operation.name }, 'operation failed');
+      return send(reply, soapErrorResponse(version, { code: 'SERVER_ERROR' }));
+    }
+  }
+
+  async function handleHttpOperation(request: FastifyRequest, reply: FastifyReply, methodName: string, query: string): Promise<FastifyReply> {
+    const isPost = request.method === 'POST';
+    request.asmx.binding = isPost ? 'http-post' : 'http-get';
+    const httpError = (error: WireError): FastifyReply => send(reply, httpErrorResponse(error));
+    const lookup = lookupHttpMethod(contract, methodName);
+    if (!lookup.ok) return httpError(lookup.error);
+    const operation = lookup.operation;
+    request.asmx.operation = operation.name;
+    let values: FormCollection;
+    let queryValues = FormCollection.EMPTY;
+    let form = FormCollection.EMPTY;
+    if (isPost) {
+      const read = readFormBody(bodyBytes(request), request.headers['content-type']);
+      if (!read.ok) return httpError(read.error);
+      values = form = read.form;
+      // Request[name] in the JSON operations still sees the query string first.
+      if (operation.spec.requestReads) queryValues = parseUrlEncoded(query);
+    } else {
+      values = queryValues = parseUrlEncoded(query);
+    }
+    const bound = bindHttpArgs(operation, values);
+    if (!bound.ok) return httpError(bound.error);
+    try {
+      const value = await invoke(request, operation, bound.args, { query: queryValues, form });
+      return send(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value)));
+    } catch (err) {
+      request.log.error({ err, reqId: request.id, operation: operation.name }, 'operation failed');
+      return send(reply, httpErrorResponse({ code: 'SERVER_ERROR' }));
+    }
+  }
+
+  function handleDocumentation(request: FastifyRequest, reply: FastifyReply, path: string, query: string): FastifyReply {
+    request.asmx.binding = 'doc';
+    const url = serviceUrl(request, path);
+    const flag = query.toLowerCase();
+    if (flag === 'wsdl') return send(reply, success(XML_CONTENT_TYPE, wsdl(url)));
+    if (flag === 'disco') return send(reply, success(XML_CONTENT_TYPE, disco(url)));
+    const op = parseUrlEncoded(query).get('op');
+    const page = (op !== undefined ? help.operation(url, op) : undefined) ?? help.index(url);
+    return send(reply, success(HTML_UTF8, page));
+  }
+
+  app.route({
+    method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE'],
+    url: '*',
+    handler: async (request, reply) => {
+      const { path, query } = splitTarget(request.url);
+      const lower = path.toLowerCase();
+      const method = request.method === 'HEAD' ? 'GET' : request.method;
+      if (lower === SERVICE_PATH_LOWER) {
+        if (method === 'GET') return handleDocumentation(request, reply, path, query);
+        if (method === 'POST') return handleSoap(request, reply, query);
+        return send(reply, pageResponse(405));
+      }
+      if (lower.startsWith(SERVICE_PATH_LOWER + '/')) {
+        if (method !== 'GET' && method !== 'POST') return send(reply, pageResponse(405));
+        const methodName = path.slice(SERVICE_PATH.length + 1);
+        // "/Authentication.asmx/" names no method: ASP.NET fails before ASMX runs.
+        if (methodName === '') return send(reply, pageResponse(500));
+        return handleHttpOperation(request, reply, methodName, query);
+      }
+      return send(reply, pageResponse(404));
+    },
+  });
+
+  app.setNotFoundHandler((_request, reply) => send(reply, pageResponse(404)));
+
+  // Errors raised before the handler ran (body too large, slow body, bad framing).
+  app.setErrorHandler((error: { code?: string; statusCode?: number }, request, reply) => {
+    const { path } = splitTarget(request.url);
+    const lower = path.toLowerCase();
+    const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
+    const wireError: WireError = tooLarge ? { code: 'REQUEST_TOO_LARGE' } : { code: 'SERVER_ERROR' };
+    if (!tooLarge && (error.statusCode ?? 500) >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
+    if (lower === SERVICE_PATH_LOWER && request.method === 'POST') {
+      const version = soapTransport(parseMediaType(request.headers['content-type']).type) ?? '1.1';
+      if (!tooLarge && (error.statusCode ?? 500) < 500) return send(reply, soapErrorResponse(version, { code: 'SOAP_UNREADABLE' }));
+      return send(reply, soapErrorResponse(version, wireError));
+    }
+    if (lower.startsWith(SERVICE_PATH_LOWER + '/') && tooLarge) return send(reply, httpErrorResponse(wireError));
+    return send(reply, pageResponse(500));
+  });
+
+  await app.ready();
+  // The pino logger type parameter differs from the default instance type; the surface is the same.
+  return app as unknown as FastifyInstance;
+}

@@ -1,0 +1,26 @@
+/**
+ * HTTP GET/POST result documents as ASMX writes them (XmlReturnWriter with an indenting
+ * XmlTextWriter; CRLF on .NET): the XML declaration, a newline, then the root element named
+ * after the result's XSD type in the service namespace: `<string xmlns="SVCAPI">...</string>`
+ * (self-closed when empty), `<boolean xmlns="SVCAPI">true</boolean>`, or
+ * `<DataTable xmlns="SVCAPI">` holding the indented schema and diffgram.
+ */
+import type { CompiledContract, CompiledOperation, ResultValue } from './compiled-contract.js';
+import type { Row } from './datatable.js';
+import { escapeXmlText } from './xml-text.js';
+
+const DECL = '<?xml version="1.0" encoding="utf-8"?>\r\n';
+
+export function writeHttpResult(contract: CompiledContract, operation: CompiledOperation, value: ResultValue): string {
+  const ns = contract.namespace;
+  switch (operation.spec.result) {
+    case 'string': {
+      const text = escapeXmlText(String(value));
+      return text === '' ? `${DECL}<string xmlns="${ns}" />` : `${DECL}<string xmlns="${ns}">${text}</string>`;
+    }
+    case 'boolean':
+      return `${DECL}<boolean xmlns="${ns}">${value === true ? 'true' : 'false'}</boolean>`;
+    case 'DataTable':
+      return `${DECL}<DataTable xmlns="${ns}">\r\n${contract.table.indented(value as readonly Row[], '  ')}\r\n</DataTable>`;
+  }
+}

@@ -1,0 +1,140 @@
+/**
+ * SOAP 1.1 and SOAP 1.2 requests on POST /Authentication.asmx, decoded as ASMX does
+ * (SoapServerProtocol + XmlSerializer), rules as seen in the captures:
+ *
+ * - Transport by Content-Type: `text/xml` is the SOAP 1.1 protocol, `application/soap+xml` the
+ *   SOAP 1.2 one; anything else is 415. The envelope namespace then decides the version of the
+ *   answer: a 1.2 envelope sent as text/xml is answered as 1.2, a 1.1 envelope sent as
+ *   application/soap+xml is 415, any other root is a VersionMismatch fault (always SOAP 1.1).
+ * - Unreadable XML (and, on the 1.1 protocol, an empty body or any DTD) is 400 with no body; on
+ *   the 1.2 protocol an empty body and a DTD are `soap:Receiver` faults.
+ * - Routing: SOAP 1.1 on the SOAPAction header (quotes optional; present but unknown or empty is
+ *   a `soap:Client` fault; a known action runs that operation whatever the body holds); SOAP 1.2
+ *   on the Content-Type `action` parameter when it names an operation; otherwise on the first
+ *   body element (name and namespace).
+ * - Parameters are bound leniently: the operation element must match name and namespace, else
+ *   every parameter takes its default; a missing or unknown child is ignored (null string, 0
+ *   int); `xsi:nil` is null; only an unparsable int faults, quoting where its element ended.
+ * - A header with mustUnderstand="1" is never understood: MustUnderstand fault. It is checked
+ *   after the parameters are read (as .NET orders it) but before anything is executed.
+ */
+import type { ParamValue } from '../contract/operations.js';
+import type { CompiledContract, CompiledOperation } from './compiled-contract.js';
+import { decodeRequestText } from './decode-text.js';
+import { parseXmlInt32 } from './dotnet-int.js';
+import { parseMediaType } from './media-type.js';
+import { SOAP11_NS, SOAP12_NS, XSI_NS, type SoapVersion } from './soap-envelope.js';
+import { intReasonMessage, type WireError } from './wire-errors.js';
+import { attributeValue, readXmlDocument, type XmlElement, type XmlReadLimits, DEFAULT_XML_LIMITS } from './xml-reader.js';
+
+export interface SoapRequestInput {
+  readonly body: Uint8Array;
+  readonly contentType: string | undefined;
+  /** The SOAPAction header, raw; undefined when absent. */
+  readonly soapAction: string | undefined;
+}
+
+export type SoapDecoded =
+  | { readonly ok: true; readonly version: SoapVersion; readonly operation: CompiledOperation; readonly args: readonly ParamValue[] }
+  | { readonly ok: false; readonly version: SoapVersion; readonly error: WireError };
+
+/** Which SOAP protocol a Content-Type selects, or null when it is not a SOAP request at all. */
+export function soapTransport(mediaType: string): SoapVersion | null {
+  if (mediaType === 'text/xml') return '1.1';
+  if (mediaType === 'application/soap+xml') return '1.2';
+  return null;
+}
+
+function fail(version: SoapVersion, error: WireError): SoapDecoded {
+  return { ok: false, version, error };
+}
+
+function firstChild(parent: XmlElement, ns: string, local: string): XmlElement | undefined {
+  return parent.children.find((c) => c.ns === ns && c.local === local);
+}
+
+function stripQuotes(action: string): string {
+  const t = action.trim();
+  return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
+}
+
+export function decodeSoapRequest(contract: CompiledContract, input: SoapRequestInput, limits: XmlReadLimits = DEFAULT_XML_LIMITS): SoapDecoded {
+  const media = parseMediaType(input.contentType);
+  const transport = soapTransport(media.type);
+  if (transport === null) return fail('1.1', { code: 'SOAP_UNSUPPORTED_MEDIA_TYPE' });
+
+  const read = readXmlDocument(decodeRequestText(input.body, media.params.get('charset')), limits);
+  if (!read.ok) {
+    if (transport === '1.2' && read.reason === 'empty') return fail('1.2', { code: 'SOAP_ROOT_MISSING' });
+    if (transport === '1.2' && read.reason === 'dtd') return fail('1.2', { code: 'SOAP_DTD_PROHIBITED' });
+    return fail(transport, { code: 'SOAP_UNREADABLE' });
+  }
+
+  const envelope = read.root;
+  let version: SoapVersion;
+  if (envelope.local === 'Envelope' && envelope.ns === SOAP11_NS) version = '1.1';
+  else if (envelope.local === 'Envelope' && envelope.ns === SOAP12_NS) version = '1.2';
+  else return fail('1.1', { code: 'SOAP_VERSION_MISMATCH', namespace: envelope.ns });
+  if (transport === '1.2' && version === '1.1') return fail('1.1', { code: 'SOAP_UNSUPPORTED_MEDIA_TYPE' });
+
+  const envNs = envelope.ns;
+  const body = firstChild(envelope, envNs, 'Body');
+  if (body === undefined) return fail(version, { code: 'SOAP_NO_BODY' });
+  const payload = body.children[0];
+
+  // Routing.
+  let operation: CompiledOperation | undefined;
+  if (transport === '1.1' && input.soapAction !== undefined) {
+    const action = stripQuotes(input.soapAction);
+    operation = contract.bySoapAction.get(action);
+    if (operation === undefined) return fail(version, { code: 'SOAP_UNKNOWN_ACTION', action });
+  } else {
+    const actionParam = transport === '1.2' ? media.params.get('action') : undefined;
+    if (actionParam !== undefined) operation = contract.bySoapAction.get(actionParam);
+    if (operation === undefined && payload !== undefined && payload.ns === contract.namespace) {
+      operation = contract.byName.get(payload.local);
+    }
+    if (operation === undefined) {
+      return fail(version, transport === '1.2' ? { code: 'SOAP12_NO_VALID_ACTION' } : { code: 'SOAP_UNKNOWN_ACTION', action: '' });
+    }
+  }
+
+  // Parameters: defaults, then whatever the operation element carries, in document order.
+  const params = operation.spec.params;
+  const args: ParamValue[] = params.map((p) => (p.type === 'int' ? 0 : null));
+  if (payload !== undefined && payload.local === operation.name && payload.ns === contract.namespace) {
+    const seen = new Set<number>();
+    for (const child of payload.children) {
+      if (child.ns !== contract.namespace) continue;
+      const index = operation.paramIndex.get(child.local);
+      if (index === undefined || seen.has(index)) continue;
+      seen.add(index);
+      const param = params[index];
+      if (param === undefined) continue;
+      if (child.children.length > 0) {
+        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: "'Element' is an invalid XmlNodeType." });
+      }
+      const nil = attributeValue(child, XSI_NS, 'nil');
+      const isNil = nil !== undefined && (nil.trim() === 'true' || nil.trim() === '1');
+      if (param.type === 'string') {
+        args[index] = isNil ? null : child.text;
+      } else {
+        const parsed = parseXmlInt32(isNil ? '' : child.text);
+        if (!parsed.ok) {
+          return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: intReasonMessage(parsed.reason) });
+        }
+        args[index] = parsed.value;
+      }
+    }
+  }
+
+  const header = firstChild(envelope, envNs, 'Header');
+  if (header !== undefined) {
+    for (const h of header.children) {
+      const mu = attributeValue(h, envNs, 'mustUnderstand')?.trim();
+      if (mu === '1' || mu === 'true') return fail(version, { code: 'SOAP_MUST_UNDERSTAND', header: h.local });
+    }
+  }
+
+  return { ok: true, version, operation, args };
+}

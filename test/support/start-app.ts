@@ -1,0 +1,107 @@
+/**
+ * Test harness: the real stack (SQLite store, argon2id hasher, domain services, HTTP app) on a
+ * temporary database, either for `app.inject()` (no socket) or listening on 127.0.0.1.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../../src/http/app.js';
+import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
+import type { AuthService } from '../../src/domain/auth-service.js';
+import type { Clock } from '../../src/domain/clock.js';
+import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
+import { createAuthService } from '../../src/domain/service.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+
+export interface TestStack {
+  readonly app: FastifyInstance;
+  readonly store: Store;
+  readonly service: AuthService;
+  readonly admin: AdminService;
+  readonly dbPath: string;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  readonly timeZone?: string;
+  readonly maxRequestBytes?: number;
+  readonly clock?: Clock;
+}
+
+export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'svcapi-auth-test-'));
+  const dbPath = join(dir, 'test.db');
+  const store = await openStore(`sqlite:${dbPath}`);
+  const hasher = createArgon2Hasher();
+  const service = createAuthService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
+  const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
+  const app = await buildApp({
+    service,
+    config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: 10_000 }, timeZone: options.timeZone ?? 'UTC' },
+    logger: false,
+  });
+  return {
+    app,
+    store,
+    service,
+    admin,
+    dbPath,
+    async close() {
+      await app.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function must<T>(result: { ok: true; value: T } | { ok: false; message: string }): T {
+  if (!result.ok) throw new Error(result.message);
+  return result.value;
+}
+
+/**
+ * The reference's sample data (shared/reference/asmx/README.md): user demo / demo-pass on the
+ * GPS application (AppID 2), whose login URL is http://gps.example/login, and five English news
+ * rows "News item N" published 2020-01-0N 10:30 UTC with a body that needs escaping.
+ */
+export async function seedReference(admin: AdminService): Promise<void> {
+  must(await admin.updateApplication(2, { loginUrl: 'http://gps.example/login' }));
+  must(await admin.addUser({ login: 'demo', password: 'demo-pass', appIds: [2] }));
+  for (let n = 1; n <= 5; n++) {
+    must(
+      await admin.addNews({
+        appId: 2,
+        title: `News item ${n}`,
+        body: `Body of news item ${n} & <more>`,
+        language: 'en',
+        url: `http://gps.example/news/${n}`,
+        publishedAt: new Date(Date.UTC(2020, 0, n, 10, 30, 0)),
+      }),
+    );
+  }
+}
+
+export interface StartedApp {
+  readonly url: string;
+  readonly service: AuthService;
+  readonly stack: TestStack;
+  close(): Promise<void>;
+  seedUser(login: string, password: string, appId: number): Promise<void>;
+}
+
+/** The stack listening on an ephemeral loopback port, for clients that need a real socket. */
+export async function startApp(options: StackOptions = {}): Promise<StartedApp> {
+  const stack = await createTestStack(options);
+  const address = await stack.app.listen({ host: '127.0.0.1', port: 0 });
+  return {
+    url: address,
+    service: stack.service,
+    stack,
+    close: () => stack.close(),
+    async seedUser(login, password, appId) {
+      must(await stack.admin.addUser({ login, password, appIds: [appId] }));
+    },
+  };
+}
