@@ -29,7 +29,10 @@ export type ParamValue = string | number | null;
 
 export interface OperationSpec {
   readonly name: string;
-  /** Shown on the help page and as `wsdl:documentation` (the `[WebMethod(Description=...)]`). */
+  /**
+   * Shown on the help page. Not written into the WSDL: the captured WSDL has no
+   * `wsdl:documentation`, so the original declared no `[WebMethod(Description=...)]`.
+   */
   readonly description: string;
   readonly params: readonly ParamSpec[];
   readonly result: ResultType;
