@@ -1,0 +1,322 @@
+import type { Application, ApplicationPatch, NewsRecord, Store, User } from '../store/store.js';
+import type { PasswordHasher } from './password-hasher.js';
+import { systemClock, type Clock } from './clock.js';
+import { checkLogin, loginKey } from './logins.js';
+import { canonicalLanguage } from './languages.js';
+import { checkLoginUrl } from './login-url.js';
+import { compareVersions, parseVersion } from './versions.js';
+
+/**
+ * The operator's operations (what the CLI offers): the rules about what may be created and
+ * changed live here, so every front end (CLI now, maybe an admin API later) enforces the same.
+ * Refusals are values with a message meant for the operator.
+ */
+
+export type AdminErrorCode = 'invalid' | 'not-found' | 'conflict';
+export type AdminResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly code: AdminErrorCode; readonly message: string };
+
+export const DEFAULT_TOKEN_LIFETIME_SECONDS = 24 * 3600;
+/** Ten years: anything longer is a typo, not a policy. */
+export const MAX_DURATION_SECONDS = 10 * 366 * 24 * 3600;
+export const MAX_PASSWORD_LENGTH = 4096;
+
+export interface NewApplicationInput {
+  readonly appId: number;
+  readonly name: string;
+  readonly enabled?: boolean;
+  readonly requireIp?: boolean;
+  readonly loginUrl?: string | null;
+  readonly tokenLifetimeSeconds?: number;
+  readonly idleTimeoutSeconds?: number | null;
+  readonly defaultLanguage?: string;
+}
+
+export interface NewUserInput {
+  readonly login: string;
+  readonly password: string;
+  readonly appIds: readonly number[];
+  readonly enabled?: boolean;
+}
+
+export interface NewNewsInput {
+  readonly appId: number;
+  readonly title: string;
+  readonly body: string;
+  /** Defaults to the application's default language. */
+  readonly language?: string;
+  readonly url?: string | null;
+  /** Defaults to now. */
+  readonly publishedAt?: Date;
+  readonly expiresAt?: Date | null;
+  readonly minVersion?: string | null;
+  readonly maxVersion?: string | null;
+  readonly membersOnly?: boolean;
+}
+
+export type RevokeTarget = { readonly login: string } | { readonly all: true };
+
+export interface AdminService {
+  addApplication(input: NewApplicationInput): Promise<AdminResult<Application>>;
+  updateApplication(appId: number, patch: ApplicationPatch): Promise<AdminResult<Application>>;
+  listApplications(): Promise<readonly Application[]>;
+  getApplication(appId: number): Promise<AdminResult<Application>>;
+  getUser(login: string): Promise<AdminResult<User>>;
+  addUser(input: NewUserInput): Promise<AdminResult<User>>;
+  changePassword(login: string, password: string): Promise<AdminResult<User>>;
+  setUserEnabled(login: string, enabled: boolean): Promise<AdminResult<User>>;
+  grantApplication(login: string, appId: number): Promise<AdminResult<User>>;
+  revokeApplication(login: string, appId: number): Promise<AdminResult<User>>;
+  listUsers(filter?: { readonly appId?: number }): Promise<AdminResult<readonly User[]>>;
+  addNews(input: NewNewsInput): Promise<AdminResult<NewsRecord>>;
+  listNews(filter?: { readonly appId?: number }): Promise<AdminResult<readonly NewsRecord[]>>;
+  removeNews(newsId: number): Promise<AdminResult<NewsRecord>>;
+  /** Number of tokens revoked. */
+  revokeTokens(target: RevokeTarget): Promise<AdminResult<number>>;
+}
+
+export interface AdminServiceDeps {
+  readonly store: Store;
+  readonly hasher: PasswordHasher;
+  readonly clock?: Clock;
+}
+
+const invalid = (message: string): { ok: false; code: 'invalid'; message: string } => ({ ok: false, code: 'invalid', message });
+const notFound = (message: string): { ok: false; code: 'not-found'; message: string } => ({ ok: false, code: 'not-found', message });
+const ok = <T>(value: T): { ok: true; value: T } => ({ ok: true, value });
+
+/** AppIDs travel as xsd:int; 0 is what a missing SOAP int binds to, so it is never an application. */
+function checkAppId(appId: number): string | null {
+  return Number.isSafeInteger(appId) && appId >= 1 && appId <= 2147483647 ? null : `AppID must be an integer from 1 to 2147483647, got ${String(appId)}`;
+}
+
+function checkDuration(name: string, seconds: number): string | null {
+  return Number.isSafeInteger(seconds) && seconds >= 1 && seconds <= MAX_DURATION_SECONDS
+    ? null : `${name} must be a whole number of seconds from 1 to ${MAX_DURATION_SECONDS}`;
+}
+
+function checkPassword(password: string): string | null {
+  if (password.length === 0) return 'the password must not be empty';
+  if (password.length > MAX_PASSWORD_LENGTH) return `the password must be at most ${MAX_PASSWORD_LENGTH} characters`;
+  return null;
+}
+
+/** Checks the application fields present in `patch`; returns the normalised patch or a message. */
+function checkApplicationFields(patch: ApplicationPatch): ApplicationPatch | string {
+  const out: { -readonly [K in keyof ApplicationPatch]: ApplicationPatch[K] } = { ...patch };
+  if (patch.name !== undefined) {
+    const name = patch.name.trim();
+    if (name === '' || name.length > 200) return 'the application name must be 1 to 200 characters';
+    out.name = name;
+  }
+  if (patch.loginUrl !== undefined && patch.loginUrl !== null) {
+    const problem = checkLoginUrl(patch.loginUrl);
+    if (problem !== null) return `the login URL ${problem}: ${patch.loginUrl}`;
+  }
+  if (patch.tokenLifetimeSeconds !== undefined) {
+    const problem = checkDuration('the token lifetime', patch.tokenLifetimeSeconds);
+    if (problem !== null) return problem;
+  }
+  if (patch.idleTimeoutSeconds !== undefined && patch.idleTimeoutSeconds !== null) {
+    const problem = checkDuration('the idle timeout', patch.idleTimeoutSeconds);
+    if (problem !== null) return problem;
+  }
+  if (patch.defaultLanguage !== undefined) {
+    const language = canonicalLanguage(patch.defaultLanguage);
+    if (language === null) return `not a language tag: ${patch.defaultLanguage}`;
+    out.defaultLanguage = language;
+  }
+  return out;
+}
+
+export function createAdminService(deps: AdminServiceDeps): AdminService {
+  const { store, hasher } = deps;
+  const clock = deps.clock ?? systemClock;
+
+  async function findUser(login: string): Promise<AdminResult<User>> {
+    const user = await store.findUserByLoginKey(loginKey(login));
+    if (user === null) return notFound(`no user with login ${JSON.stringify(login)}`);
+    // Never hand the hash to a front end.
+    return ok({
+      userId: user.userId, login: user.login, enabled: user.enabled, appIds: user.appIds,
+      createdAt: user.createdAt, lastLoginAt: user.lastLoginAt, passwordChangedAt: user.passwordChangedAt,
+    });
+  }
+
+  async function findApp(appId: number): Promise<AdminResult<Application>> {
+    const problem = checkAppId(appId);
+    if (problem !== null) return invalid(problem);
+    const app = await store.getApplication(appId);
+    return app === null ? notFound(`no application with AppID ${appId}`) : ok(app);
+  }
+
+  async function reload(userId: number): Promise<AdminResult<User>> {
+    const user = await store.getUser(userId);
+    return user === null ? notFound('the user was deleted meanwhile') : ok(user);
+  }
+
+  return {
+    async addApplication(input) {
+      const idProblem = checkAppId(input.appId);
+      if (idProblem !== null) return invalid(idProblem);
+      const fields = checkApplicationFields({
+        name: input.name,
+        enabled: input.enabled ?? true,
+        requireIp: input.requireIp ?? true,
+        loginUrl: input.loginUrl ?? null,
+        tokenLifetimeSeconds: input.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS,
+        idleTimeoutSeconds: input.idleTimeoutSeconds ?? null,
+        defaultLanguage: input.defaultLanguage ?? 'en',
+      });
+      if (typeof fields === 'string') return invalid(fields);
+      const app: Application = {
+        appId: input.appId,
+        name: fields.name ?? input.name,
+        enabled: fields.enabled ?? true,
+        requireIp: fields.requireIp ?? true,
+        loginUrl: fields.loginUrl ?? null,
+        tokenLifetimeSeconds: fields.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS,
+        idleTimeoutSeconds: fields.idleTimeoutSeconds ?? null,
+        defaultLanguage: fields.defaultLanguage ?? 'en',
+        createdAt: clock.now(),
+      };
+      const result = await store.insertApplication(app);
+      return result.ok ? ok(result.application) : { ok: false, code: 'conflict', message: `an application with AppID ${input.appId} already exists` };
+    },
+
+    async updateApplication(appId, patch) {
+      const found = await findApp(appId);
+      if (!found.ok) return found;
+      const fields = checkApplicationFields(patch);
+      if (typeof fields === 'string') return invalid(fields);
+      const updated = await store.updateApplication(appId, fields, clock.now());
+      return updated === null ? notFound(`no application with AppID ${appId}`) : ok(updated);
+    },
+
+    listApplications: () => store.listApplications(),
+    getApplication: (appId) => findApp(appId),
+    getUser: (login) => findUser(login),
+
+    async addUser(input) {
+      const loginProblem = checkLogin(input.login);
+      if (loginProblem !== null) return invalid(`the login ${loginProblem}`);
+      const passwordProblem = checkPassword(input.password);
+      if (passwordProblem !== null) return invalid(passwordProblem);
+      if (input.appIds.length === 0) return invalid('a user needs at least one application (--app)');
+      for (const appId of input.appIds) {
+        const app = await findApp(appId);
+        if (!app.ok) return app;
+      }
+      if ((await store.findUserByLoginKey(loginKey(input.login))) !== null) {
+        return { ok: false, code: 'conflict', message: `a user with login ${JSON.stringify(input.login)} already exists (logins are case-insensitive)` };
+      }
+      const result = await store.insertUser({
+        login: input.login,
+        loginKey: loginKey(input.login),
+        passwordHash: await hasher.hash(input.password),
+        enabled: input.enabled ?? true,
+        appIds: [...new Set(input.appIds)].sort((a, b) => a - b),
+        createdAt: clock.now(),
+      });
+      return result.ok ? ok(result.user) : { ok: false, code: 'conflict', message: `a user with login ${JSON.stringify(input.login)} already exists (logins are case-insensitive)` };
+    },
+
+    async changePassword(login, password) {
+      const user = await findUser(login);
+      if (!user.ok) return user;
+      const problem = checkPassword(password);
+      if (problem !== null) return invalid(problem);
+      await store.setPasswordHash(user.value.userId, await hasher.hash(password), clock.now());
+      return reload(user.value.userId);
+    },
+
+    async setUserEnabled(login, enabled) {
+      const user = await findUser(login);
+      if (!user.ok) return user;
+      await store.setUserEnabled(user.value.userId, enabled, clock.now());
+      return reload(user.value.userId);
+    },
+
+    async grantApplication(login, appId) {
+      const user = await findUser(login);
+      if (!user.ok) return user;
+      const app = await findApp(appId);
+      if (!app.ok) return app;
+      await store.grantApplication(user.value.userId, appId, clock.now());
+      return reload(user.value.userId);
+    },
+
+    async revokeApplication(login, appId) {
+      const user = await findUser(login);
+      if (!user.ok) return user;
+      const problem = checkAppId(appId);
+      if (problem !== null) return invalid(problem);
+      if (!(await store.revokeApplication(user.value.userId, appId, clock.now()))) {
+        return notFound(`user ${JSON.stringify(user.value.login)} has no grant for AppID ${appId}`);
+      }
+      return reload(user.value.userId);
+    },
+
+    async listUsers(filter) {
+      if (filter?.appId !== undefined) {
+        const app = await findApp(filter.appId);
+        if (!app.ok) return app;
+      }
+      return ok(await store.listUsers(filter));
+    },
+
+    async addNews(input) {
+      const found = await findApp(input.appId);
+      if (!found.ok) return found;
+      const app = found.value;
+      const title = input.title.trim();
+      if (title === '' || title.length > 500) return invalid('the title must be 1 to 500 characters');
+      const language = canonicalLanguage(input.language ?? app.defaultLanguage);
+      if (language === null) return invalid(`not a language tag: ${input.language ?? ''}`);
+      const url = input.url ?? null;
+      if (url !== null) {
+        const problem = checkLoginUrl(url);
+        if (problem !== null) return invalid(`the URL ${problem}: ${url}`);
+      }
+      const min = input.minVersion ?? null;
+      const max = input.maxVersion ?? null;
+      const minParsed = min === null ? null : parseVersion(min);
+      const maxParsed = max === null ? null : parseVersion(max);
+      if (min !== null && minParsed === null) return invalid(`bad minimum version ${JSON.stringify(min)}: use dotted numbers like 2.5.1`);
+      if (max !== null && maxParsed === null) return invalid(`bad maximum version ${JSON.stringify(max)}: use dotted numbers like 2.5.1`);
+      if (minParsed && maxParsed && compareVersions(minParsed, maxParsed) > 0) return invalid(`the minimum version ${min} is above the maximum version ${max}`);
+      const now = clock.now();
+      const publishedAt = input.publishedAt ?? now;
+      const expiresAt = input.expiresAt ?? null;
+      if (Number.isNaN(publishedAt.getTime())) return invalid('bad publication date');
+      if (expiresAt !== null && (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= publishedAt.getTime())) {
+        return invalid('the expiry must be a date after the publication date');
+      }
+      return ok(await store.insertNews({
+        appId: app.appId, language, title, body: input.body, url, publishedAt, expiresAt,
+        minVersion: min, maxVersion: max, membersOnly: input.membersOnly ?? false, createdAt: now,
+      }));
+    },
+
+    async listNews(filter) {
+      if (filter?.appId !== undefined) {
+        const app = await findApp(filter.appId);
+        if (!app.ok) return app;
+      }
+      return ok(await store.listNews(filter));
+    },
+
+    async removeNews(newsId) {
+      if (!Number.isSafeInteger(newsId) || newsId < 1) return invalid(`bad news id ${String(newsId)}`);
+      const existing = await store.getNews(newsId);
+      if (existing === null || !(await store.deleteNews(newsId))) return notFound(`no news item with id ${newsId}`);
+      return ok(existing);
+    },
+
+    async revokeTokens(target) {
+      if ('all' in target) return ok(await store.revokeTokens({ all: true }, clock.now()));
+      const user = await findUser(target.login);
+      if (!user.ok) return user;
+      return ok(await store.revokeTokens({ userId: user.value.userId }, clock.now()));
+    },
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * Language tags for news. Tags are kept in canonical BCP 47 form (`pt-BR`, `zh-Hant-TW`) so that
+ * matching is a plain equality whatever case the client or operator used.
+ */
+
+/** Canonical form of a well-formed tag, or null. */
+export function canonicalLanguage(tag: string | null | undefined): string | null {
+  if (typeof tag !== 'string') return null;
+  const trimmed = tag.trim().replace(/_/g, '-');
+  if (trimmed === '' || trimmed.length > 35) return null;
+  try {
+    const [canonical] = Intl.getCanonicalLocales(trimmed);
+    return canonical ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The languages WhatsNew tries, in order: the exact tag, its primary subtag (pt-BR -> pt), then
+ * the application's default. Duplicates and unreadable tags are dropped.
+ */
+export function languageCandidates(requested: string | null, defaultLanguage: string): readonly string[] {
+  const out: string[] = [];
+  const add = (tag: string | null): void => {
+    if (tag !== null && !out.includes(tag)) out.push(tag);
+  };
+  const exact = canonicalLanguage(requested);
+  add(exact);
+  if (exact !== null) add(canonicalLanguage(exact.split('-')[0]));
+  add(canonicalLanguage(defaultLanguage));
+  return out;
+}

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import type { RandomSource } from './random-source.js';
+import type { TokenRecord } from '../store/store.js';
+
+const GUID_D_FORM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+const HEX32 = /^[0-9a-f]{32}$/;
+
+/**
+ * A new secret of 128 bits from the random source, written like .NET `Guid.ToString()`
+ * (8-4-4-4-12 lower-case hex) so legacy clients that store tokens as GUIDs keep working.
+ * All 128 bits are random: no version/variant nibbles are forced, as nothing parses them.
+ */
+export function newTokenString(random: RandomSource): string {
+  const bytes = random.bytes(16);
+  if (bytes.length !== 16) throw new Error(`random source returned ${bytes.length} bytes, expected 16`);
+  const hex = Buffer.from(bytes).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/**
+ * The canonical (D-form, lower-case) text of a token as a client sent it, or null when it cannot
+ * be one. Clients that round-trip a token through a GUID type may send it upper-case, in braces
+ * or parentheses, or without dashes; these denote the same 128 bits, so they are accepted.
+ */
+export function canonicalToken(input: string | null | undefined): string | null {
+  if (typeof input !== 'string') return null;
+  let text = input.trim().toLowerCase();
+  if (text.length > 40) return null;
+  if ((text.startsWith('{') && text.endsWith('}')) || (text.startsWith('(') && text.endsWith(')'))) {
+    text = text.slice(1, -1);
+  }
+  if (GUID_D_FORM.test(text)) return text;
+  if (HEX32.test(text)) {
+    return `${text.slice(0, 8)}-${text.slice(8, 12)}-${text.slice(12, 16)}-${text.slice(16, 20)}-${text.slice(20)}`;
+  }
+  return null;
+}
+
+/** What the store keeps instead of the token: SHA-256 hex of its canonical text. */
+export function hashToken(canonical: string): string {
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}
+
+export type TokenVerdict =
+  | { readonly valid: true; readonly expiresAt: Date }
+  | { readonly valid: false };
+
+/**
+ * Judges a token row at `now` (before any use is recorded). Valid when it is not revoked, its
+ * user and application are enabled, the user still holds the grant, its absolute expiry has not
+ * passed, the idle timeout (if any) has not passed since the last use, and a ticket is unused.
+ * The reported expiry for a sliding token is the one that holds after this use is recorded.
+ */
+export function evaluateToken(record: TokenRecord, now: Date): TokenVerdict {
+  const t = now.getTime();
+  if (record.revokedAt !== null) return { valid: false };
+  if (!record.userEnabled || !record.appEnabled || !record.granted) return { valid: false };
+  if (t >= record.expiresAt.getTime()) return { valid: false };
+  if (record.kind === 'ticket') {
+    return record.usedAt === null ? { valid: true, expiresAt: record.expiresAt } : { valid: false };
+  }
+  if (record.idleTimeoutSeconds !== null) {
+    const idleMs = record.idleTimeoutSeconds * 1000;
+    if (t >= record.lastUsedAt.getTime() + idleMs) return { valid: false };
+    return { valid: true, expiresAt: new Date(Math.min(record.expiresAt.getTime(), t + idleMs)) };
+  }
+  return { valid: true, expiresAt: record.expiresAt };
+}
+
+/** Expiry of a token issued at `issuedAt` for an application with these settings. */
+export function initialExpiry(issuedAt: Date, lifetimeSeconds: number, idleTimeoutSeconds: number | null): { absolute: Date; effective: Date } {
+  const absolute = new Date(issuedAt.getTime() + lifetimeSeconds * 1000);
+  const effective = idleTimeoutSeconds === null
+    ? absolute
+    : new Date(Math.min(absolute.getTime(), issuedAt.getTime() + idleTimeoutSeconds * 1000));
+  return { absolute, effective };
+}

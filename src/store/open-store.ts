@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import type { Store } from './store.js';
+import { openSqliteStore } from './sqlite/sqlite-store.js';
+
+export type DatabaseLocation =
+  | { readonly kind: 'sqlite'; readonly path: string }
+  | { readonly kind: 'postgres'; readonly url: string };
+
+/**
+ * Reads a database URL:
+ * - `sqlite:./data/x.db`, `sqlite:/abs/x.db`, `sqlite:///abs/x.db` — a SQLite file (relative to the
+ *   working directory);
+ * - `sqlite::memory:` — a private in-memory database;
+ * - a bare path with no scheme — a SQLite file, for convenience on the command line;
+ * - `postgres://` / `postgresql://` — PostgreSQL (recognised, not yet supported).
+ */
+export function parseDatabaseUrl(url: string): DatabaseLocation {
+  const text = url.trim();
+  if (text === '') throw new Error('the database URL is empty; expected sqlite:<path>');
+  const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(text)?.[1]?.toLowerCase();
+  if (scheme === undefined) return { kind: 'sqlite', path: resolve(text) };
+  if (scheme === 'sqlite') {
+    let rest = text.slice('sqlite:'.length);
+    if (rest === ':memory:' || rest === '//:memory:') return { kind: 'sqlite', path: ':memory:' };
+    if (rest.startsWith('//')) rest = rest.slice(2);
+    if (rest === '') throw new Error(`the database URL ${JSON.stringify(url)} names no file; expected sqlite:<path>`);
+    return { kind: 'sqlite', path: resolve(rest) };
+  }
+  if (scheme === 'postgres' || scheme === 'postgresql') return { kind: 'postgres', url: text };
+  throw new Error(`unsupported database URL scheme "${scheme}:"; expected sqlite:<path> (postgres:// is planned)`);
+}
+
+export interface OpenStoreOptions {
+  /** Apply pending migrations (default true). */
+  readonly migrate?: boolean;
+}
+
+/** Opens the Store named by a database URL, choosing the adapter from its scheme. */
+export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
+  const location = parseDatabaseUrl(dbUrl);
+  switch (location.kind) {
+    case 'sqlite':
+      return openSqliteStore({ path: location.path, migrate: options.migrate ?? true });
+    case 'postgres':
+      throw new Error('PostgreSQL (postgres://) is not yet supported; use a sqlite: database URL for now');
+  }
+}

@@ -1,0 +1,43 @@
+import type { Database } from 'better-sqlite3';
+import { initialSchema } from './001-initial-schema.js';
+
+export interface SqliteMigration {
+  /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema]);
+
+/**
+ * Brings the database up to the newest schema; returns the resulting version. Runs in one
+ * IMMEDIATE transaction so two processes starting together cannot both migrate.
+ */
+export function applySqliteMigrations(db: Database, migrations: readonly SqliteMigration[] = SQLITE_MIGRATIONS): number {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_at INTEGER NOT NULL
+  )`);
+  const latest = migrations.reduce((max, m) => Math.max(max, m.version), 0);
+  const run = db.transaction((): number => {
+    const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
+    if (row.version > latest) {
+      throw new Error(`the database schema is at version ${row.version}, newer than this svcapi-auth knows (${latest}); upgrade svcapi-auth`);
+    }
+    const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (m.version <= row.version) continue;
+      db.exec(m.sql);
+      record.run(m.version, m.name, Date.now());
+    }
+    return latest;
+  });
+  return run.immediate();
+}
+
+export function sqliteSchemaVersion(db: Database): number {
+  const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
+  return row.version;
+}

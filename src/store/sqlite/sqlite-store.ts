@@ -1,0 +1,380 @@
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import type {
+  Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser, NewsRecord,
+  PublishedNewsQuery, RevokeScope, Store, TokenRecord, User, UserCredentials,
+} from '../store.js';
+import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
+
+export interface SqliteStoreOptions {
+  /** A file path, or ':memory:' for a private in-memory database (tests). */
+  readonly path: string;
+  /** Apply pending migrations on open (default true). When false, an out-of-date schema is an error. */
+  readonly migrate?: boolean;
+  /** How long a writer waits for another process's write lock before failing (default 5000 ms). */
+  readonly busyTimeoutMs?: number;
+}
+
+type Row = Record<string, unknown>;
+
+const bool = (v: boolean): number => (v ? 1 : 0);
+const ms = (d: Date): number => d.getTime();
+const date = (v: unknown): Date => new Date(Number(v));
+const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(Number(v)));
+const str = (v: unknown): string => String(v);
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+
+function toApplication(r: Row): Application {
+  return {
+    appId: Number(r.app_id),
+    name: str(r.name),
+    enabled: r.enabled === 1,
+    requireIp: r.require_ip === 1,
+    loginUrl: strOrNull(r.login_url),
+    tokenLifetimeSeconds: Number(r.token_lifetime_seconds),
+    idleTimeoutSeconds: r.idle_timeout_seconds === null ? null : Number(r.idle_timeout_seconds),
+    defaultLanguage: str(r.default_language),
+    createdAt: date(r.created_at),
+  };
+}
+
+function toUser(r: Row): User {
+  const appIds = r.app_ids === null || r.app_ids === undefined || r.app_ids === ''
+    ? []
+    : str(r.app_ids).split(',').map(Number).sort((a, b) => a - b);
+  return {
+    userId: Number(r.user_id),
+    login: str(r.login),
+    enabled: r.enabled === 1,
+    appIds,
+    createdAt: date(r.created_at),
+    lastLoginAt: dateOrNull(r.last_login_at),
+    passwordChangedAt: date(r.password_changed_at),
+  };
+}
+
+function toNews(r: Row): NewsRecord {
+  return {
+    newsId: Number(r.news_id),
+    appId: Number(r.app_id),
+    language: str(r.language),
+    title: str(r.title),
+    body: str(r.body),
+    url: strOrNull(r.url),
+    publishedAt: date(r.published_at),
+    expiresAt: dateOrNull(r.expires_at),
+    minVersion: strOrNull(r.min_version),
+    maxVersion: strOrNull(r.max_version),
+    membersOnly: r.members_only === 1,
+    createdAt: date(r.created_at),
+  };
+}
+
+function toToken(r: Row): TokenRecord {
+  return {
+    tokenHash: str(r.token_hash),
+    kind: r.kind === 'ticket' ? 'ticket' : 'session',
+    userId: Number(r.user_id),
+    appId: Number(r.app_id),
+    clientIp: strOrNull(r.client_ip),
+    sourceIp: strOrNull(r.source_ip),
+    issuedAt: date(r.issued_at),
+    expiresAt: date(r.expires_at),
+    lastUsedAt: date(r.last_used_at),
+    usedAt: dateOrNull(r.used_at),
+    revokedAt: dateOrNull(r.revoked_at),
+    userEnabled: r.user_enabled === 1,
+    appEnabled: r.app_enabled === 1,
+    granted: r.granted === 1,
+    idleTimeoutSeconds: r.idle_timeout_seconds === null ? null : Number(r.idle_timeout_seconds),
+  };
+}
+
+const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
+  (SELECT group_concat(g.app_id) FROM user_applications g WHERE g.user_id = u.user_id) AS app_ids`;
+
+// The conditions under which a token may be created: checked inside the INSERT itself so a
+// concurrent disable / password change / grant withdrawal cannot slip in between.
+const TOKEN_PRECONDITIONS = `
+  EXISTS (SELECT 1 FROM users u WHERE u.user_id = @userId AND u.enabled = 1 AND (@passwordHash IS NULL OR u.password_hash = @passwordHash))
+  AND EXISTS (SELECT 1 FROM applications a WHERE a.app_id = @appId AND a.enabled = 1)
+  AND EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = @userId AND g.app_id = @appId)`;
+
+/**
+ * The hot path (every client request validates a token): one primary-key lookup, joined to the
+ * token's user, application and grant so their state is judged from the same read.
+ */
+export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+    t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id
+  WHERE t.token_hash = ?`;
+
+/** Opens (creating its directory and migrating) a SQLite database as a Store. */
+export function openSqliteStore(options: SqliteStoreOptions): Store {
+  const inMemory = options.path === ':memory:';
+  if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
+  const db = new Database(options.path);
+  try {
+    return createSqliteStore(db, options, inMemory);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+}
+
+function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, inMemory: boolean): Store {
+  db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
+  if (!inMemory) {
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (String(mode).toLowerCase() !== 'wal') throw new Error(`could not put ${options.path} in WAL mode (got ${String(mode)})`);
+  }
+  // FULL: in WAL mode the log is synced on every commit, so a token is durable before the
+  // response carrying it is written (NORMAL could lose the last commits on power loss).
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+
+  if (options.migrate ?? true) {
+    applySqliteMigrations(db);
+  } else {
+    const latest = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+    const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+    const current = hasTable ? sqliteSchemaVersion(db) : 0;
+    if (current !== latest) throw new Error(`the database schema is at version ${current}, expected ${latest}; run "svcapi-auth migrate"`);
+  }
+
+  // Every statement is compiled once, here.
+  const s = {
+    schemaVersion: db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations'),
+    getApp: db.prepare('SELECT * FROM applications WHERE app_id = ?'),
+    listApps: db.prepare('SELECT * FROM applications ORDER BY app_id'),
+    insertApp: db.prepare(`INSERT INTO applications (app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at)
+      VALUES (@appId, @name, @enabled, @requireIp, @loginUrl, @tokenLifetimeSeconds, @idleTimeoutSeconds, @defaultLanguage, @createdAt)
+      ON CONFLICT (app_id) DO NOTHING`),
+    updateApp: db.prepare(`UPDATE applications SET
+        name                   = CASE WHEN @setName THEN @name ELSE name END,
+        enabled                = CASE WHEN @setEnabled THEN @enabled ELSE enabled END,
+        require_ip             = CASE WHEN @setRequireIp THEN @requireIp ELSE require_ip END,
+        login_url              = CASE WHEN @setLoginUrl THEN @loginUrl ELSE login_url END,
+        token_lifetime_seconds = CASE WHEN @setLifetime THEN @tokenLifetimeSeconds ELSE token_lifetime_seconds END,
+        idle_timeout_seconds   = CASE WHEN @setIdle THEN @idleTimeoutSeconds ELSE idle_timeout_seconds END,
+        default_language       = CASE WHEN @setLanguage THEN @defaultLanguage ELSE default_language END
+      WHERE app_id = @appId`),
+    revokeAppTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE app_id = @appId AND revoked_at IS NULL'),
+
+    userByKey: db.prepare(`SELECT ${USER_COLUMNS} FROM users u WHERE u.login_key = ?`),
+    userById: db.prepare(`SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = ?`),
+    listUsers: db.prepare(`SELECT ${USER_COLUMNS} FROM users u
+      WHERE @appId IS NULL OR EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = u.user_id AND g.app_id = @appId)
+      ORDER BY u.login_key`),
+    insertUser: db.prepare(`INSERT INTO users (login, login_key, password_hash, enabled, created_at, password_changed_at)
+      VALUES (@login, @loginKey, @passwordHash, @enabled, @createdAt, @createdAt)
+      ON CONFLICT (login_key) DO NOTHING`),
+    insertGrant: db.prepare(`INSERT INTO user_applications (user_id, app_id, granted_at) VALUES (@userId, @appId, @now)
+      ON CONFLICT (user_id, app_id) DO NOTHING`),
+    deleteGrant: db.prepare('DELETE FROM user_applications WHERE user_id = @userId AND app_id = @appId'),
+    setPassword: db.prepare('UPDATE users SET password_hash = @passwordHash, password_changed_at = @now WHERE user_id = @userId'),
+    upgradePassword: db.prepare('UPDATE users SET password_hash = @newHash WHERE user_id = @userId AND password_hash = @expectedHash'),
+    setUserEnabled: db.prepare('UPDATE users SET enabled = @enabled WHERE user_id = @userId'),
+    setLastLogin: db.prepare('UPDATE users SET last_login_at = @issuedAt WHERE user_id = @userId'),
+    revokeUserTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND revoked_at IS NULL'),
+    revokeUserAppTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND app_id = @appId AND revoked_at IS NULL'),
+
+    insertToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
+      SELECT @tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @issuedAt
+      WHERE ${TOKEN_PRECONDITIONS}`),
+    findToken: db.prepare(FIND_TOKEN_SQL),
+    touchToken: db.prepare(`UPDATE tokens SET last_used_at = MAX(last_used_at, @now) WHERE token_hash = @tokenHash AND kind = 'session'`),
+    consumeTicket: db.prepare(`UPDATE tokens SET used_at = @now
+      WHERE token_hash = @tokenHash AND kind = 'ticket' AND used_at IS NULL AND revoked_at IS NULL AND expires_at > @now`),
+    revokeLiveUserTokens: db.prepare(`UPDATE tokens SET revoked_at = @now
+      WHERE user_id = @userId AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    revokeAllLiveTokens: db.prepare(`UPDATE tokens SET revoked_at = @now
+      WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
+
+    insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
+      VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @createdAt)
+      RETURNING *`),
+    listNews: db.prepare(`SELECT * FROM news WHERE @appId IS NULL OR app_id = @appId ORDER BY published_at DESC, news_id DESC`),
+    publishedNews: db.prepare(`SELECT * FROM news
+      WHERE app_id = @appId AND language IN (SELECT value FROM json_each(@languages))
+        AND published_at <= @now AND (expires_at IS NULL OR expires_at > @now) AND (members_only = 0 OR @members = 1)
+      ORDER BY published_at DESC, news_id DESC`),
+    getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
+    deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
+  };
+
+  const getUser = (userId: number): User | null => {
+    const row = s.userById.get(userId) as Row | undefined;
+    return row === undefined ? null : toUser(row);
+  };
+
+  const insertUserTx = db.transaction((user: NewUser): InsertUserResult => {
+    const info = s.insertUser.run({
+      login: user.login, loginKey: user.loginKey, passwordHash: user.passwordHash,
+      enabled: bool(user.enabled), createdAt: ms(user.createdAt),
+    });
+    if (info.changes !== 1) return { ok: false, reason: 'login-taken' };
+    const userId = Number(info.lastInsertRowid);
+    for (const appId of user.appIds) s.insertGrant.run({ userId, appId, now: ms(user.createdAt) });
+    const created = getUser(userId);
+    if (created === null) throw new Error('user vanished inside its own transaction');
+    return { ok: true, user: created };
+  });
+
+  const updateAppTx = db.transaction((appId: number, patch: ApplicationPatch, now: Date): Application | null => {
+    const info = s.updateApp.run({
+      appId,
+      setName: bool(patch.name !== undefined), name: patch.name ?? null,
+      setEnabled: bool(patch.enabled !== undefined), enabled: bool(patch.enabled ?? false),
+      setRequireIp: bool(patch.requireIp !== undefined), requireIp: bool(patch.requireIp ?? false),
+      setLoginUrl: bool(patch.loginUrl !== undefined), loginUrl: patch.loginUrl ?? null,
+      setLifetime: bool(patch.tokenLifetimeSeconds !== undefined), tokenLifetimeSeconds: patch.tokenLifetimeSeconds ?? null,
+      setIdle: bool(patch.idleTimeoutSeconds !== undefined), idleTimeoutSeconds: patch.idleTimeoutSeconds ?? null,
+      setLanguage: bool(patch.defaultLanguage !== undefined), defaultLanguage: patch.defaultLanguage ?? null,
+    });
+    if (info.changes !== 1) return null;
+    if (patch.enabled === false) s.revokeAppTokens.run({ appId, now: ms(now) });
+    const row = s.getApp.get(appId) as Row | undefined;
+    return row === undefined ? null : toApplication(row);
+  });
+
+  const setPasswordTx = db.transaction((userId: number, passwordHash: string, now: Date): void => {
+    s.setPassword.run({ userId, passwordHash, now: ms(now) });
+    s.revokeUserTokens.run({ userId, now: ms(now) });
+  });
+
+  const setEnabledTx = db.transaction((userId: number, enabled: boolean, now: Date): void => {
+    s.setUserEnabled.run({ userId, enabled: bool(enabled) });
+    if (!enabled) s.revokeUserTokens.run({ userId, now: ms(now) });
+  });
+
+  const revokeGrantTx = db.transaction((userId: number, appId: number, now: Date): boolean => {
+    if (s.deleteGrant.run({ userId, appId }).changes !== 1) return false;
+    s.revokeUserAppTokens.run({ userId, appId, now: ms(now) });
+    return true;
+  });
+
+  const tokenParams = (token: NewToken, kind: 'session' | 'ticket', passwordHash: string | null): Row => ({
+    tokenHash: token.tokenHash, kind, userId: token.userId, appId: token.appId,
+    clientIp: token.clientIp, sourceIp: token.sourceIp,
+    issuedAt: ms(token.issuedAt), expiresAt: ms(token.expiresAt), passwordHash,
+  });
+
+  const insertSessionTx = db.transaction((token: NewToken, passwordHash: string): boolean => {
+    if (s.insertToken.run(tokenParams(token, 'session', passwordHash)).changes !== 1) return false;
+    s.setLastLogin.run({ userId: token.userId, issuedAt: ms(token.issuedAt) });
+    return true;
+  });
+
+  return {
+    async schemaVersion() {
+      return Number((s.schemaVersion.get() as Row).version);
+    },
+    async close() {
+      if (db.open) db.close();
+    },
+
+    async getApplication(appId) {
+      const row = s.getApp.get(appId) as Row | undefined;
+      return row === undefined ? null : toApplication(row);
+    },
+    async listApplications() {
+      return (s.listApps.all() as Row[]).map(toApplication);
+    },
+    async insertApplication(app): Promise<InsertApplicationResult> {
+      const info = s.insertApp.run({
+        appId: app.appId, name: app.name, enabled: bool(app.enabled), requireIp: bool(app.requireIp),
+        loginUrl: app.loginUrl, tokenLifetimeSeconds: app.tokenLifetimeSeconds, idleTimeoutSeconds: app.idleTimeoutSeconds,
+        defaultLanguage: app.defaultLanguage, createdAt: ms(app.createdAt),
+      });
+      if (info.changes !== 1) return { ok: false, reason: 'app-exists' };
+      return { ok: true, application: toApplication(s.getApp.get(app.appId) as Row) };
+    },
+    async updateApplication(appId, patch, now) {
+      return updateAppTx.immediate(appId, patch, now);
+    },
+
+    async findUserByLoginKey(loginKey): Promise<UserCredentials | null> {
+      const row = s.userByKey.get(loginKey) as Row | undefined;
+      return row === undefined ? null : { ...toUser(row), passwordHash: str(row.password_hash) };
+    },
+    async getUser(userId) {
+      return getUser(userId);
+    },
+    async listUsers(filter) {
+      return (s.listUsers.all({ appId: filter?.appId ?? null }) as Row[]).map(toUser);
+    },
+    async insertUser(user) {
+      return insertUserTx.immediate(user);
+    },
+    async setPasswordHash(userId, passwordHash, now) {
+      setPasswordTx.immediate(userId, passwordHash, now);
+    },
+    async upgradePasswordHash(userId, expectedHash, newHash) {
+      return s.upgradePassword.run({ userId, expectedHash, newHash }).changes === 1;
+    },
+    async setUserEnabled(userId, enabled, now) {
+      setEnabledTx.immediate(userId, enabled, now);
+    },
+    async grantApplication(userId, appId, now) {
+      return s.insertGrant.run({ userId, appId, now: ms(now) }).changes === 1;
+    },
+    async revokeApplication(userId, appId, now) {
+      return revokeGrantTx.immediate(userId, appId, now);
+    },
+
+    async insertSession(token, expect) {
+      return insertSessionTx.immediate(token, expect.passwordHash);
+    },
+    async insertTicket(token) {
+      return s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1;
+    },
+    async findToken(tokenHash) {
+      const row = s.findToken.get(tokenHash) as Row | undefined;
+      return row === undefined ? null : toToken(row);
+    },
+    async touchToken(tokenHash, now) {
+      s.touchToken.run({ tokenHash, now: ms(now) });
+    },
+    async consumeTicket(tokenHash, now) {
+      return s.consumeTicket.run({ tokenHash, now: ms(now) }).changes === 1;
+    },
+    async revokeTokens(scope: RevokeScope, now) {
+      const info = 'all' in scope
+        ? s.revokeAllLiveTokens.run({ now: ms(now) })
+        : s.revokeLiveUserTokens.run({ userId: scope.userId, now: ms(now) });
+      return info.changes;
+    },
+    async deleteExpiredTokens(before) {
+      return s.deleteExpired.run(ms(before)).changes;
+    },
+
+    async insertNews(news: NewNews) {
+      const row = s.insertNews.get({
+        appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
+        publishedAt: ms(news.publishedAt), expiresAt: news.expiresAt === null ? null : ms(news.expiresAt),
+        minVersion: news.minVersion, maxVersion: news.maxVersion, membersOnly: bool(news.membersOnly), createdAt: ms(news.createdAt),
+      }) as Row;
+      return toNews(row);
+    },
+    async listNews(filter) {
+      return (s.listNews.all({ appId: filter?.appId ?? null }) as Row[]).map(toNews);
+    },
+    async findPublishedNews(query: PublishedNewsQuery) {
+      if (query.languages.length === 0) return [];
+      return (s.publishedNews.all({
+        appId: query.appId, languages: JSON.stringify(query.languages), now: ms(query.now), members: bool(query.includeMembersOnly),
+      }) as Row[]).map(toNews);
+    },
+    async getNews(newsId) {
+      const row = s.getNews.get(newsId) as Row | undefined;
+      return row === undefined ? null : toNews(row);
+    },
+    async deleteNews(newsId) {
+      return s.deleteNews.run(newsId).changes === 1;
+    },
+  };
+}

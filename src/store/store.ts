@@ -1,0 +1,205 @@
+/**
+ * The one persistence port of the service. Every adapter (SQLite now, PostgreSQL later) implements
+ * exactly this interface and passes the same contract suite (test/store/store-contract.ts).
+ *
+ * Rules every adapter keeps:
+ * - Every method is async, even when the driver is synchronous, so a networked database fits.
+ * - A write has been committed durably when its promise resolves (the crash-safety promise:
+ *   a token handed to a client survives a crash of the server right after).
+ * - Expected outcomes (duplicate login, unknown row) are values; a broken database rejects.
+ * - Tokens and login tickets are known only by the SHA-256 hex of their text; the text never
+ *   reaches the store.
+ * - Methods that change who may hold a token (disable a user, change a password, disable an
+ *   application, withdraw a grant) revoke the affected tokens in the same transaction, so there
+ *   is no moment when the change is visible but old tokens still work.
+ */
+
+export interface Application {
+  readonly appId: number;
+  readonly name: string;
+  readonly enabled: boolean;
+  /** Whether ValidateUser demands a valid IPAddress (GPS, AppId 2, does not). */
+  readonly requireIp: boolean;
+  readonly loginUrl: string | null;
+  readonly tokenLifetimeSeconds: number;
+  /** Sliding expiry: a token unused for this long expires; null means no idle timeout. */
+  readonly idleTimeoutSeconds: number | null;
+  /** Canonical BCP 47 tag of the news language used when the caller's language has none. */
+  readonly defaultLanguage: string;
+  readonly createdAt: Date;
+}
+
+export type ApplicationPatch = Partial<Omit<Application, 'appId' | 'createdAt'>>;
+
+export interface User {
+  readonly userId: number;
+  /** As the operator typed it; matching uses `loginKey`. */
+  readonly login: string;
+  readonly enabled: boolean;
+  /** Applications the user may use, ascending. */
+  readonly appIds: readonly number[];
+  readonly createdAt: Date;
+  readonly lastLoginAt: Date | null;
+  readonly passwordChangedAt: Date;
+}
+
+/** A user with the secret needed to check a password. */
+export interface UserCredentials extends User {
+  /** Opaque PHC string (`$argon2id$...`, later possibly a legacy format); only a PasswordHasher reads it. */
+  readonly passwordHash: string;
+}
+
+export interface NewUser {
+  readonly login: string;
+  /** Case-insensitive matching key, computed by the domain (`loginKey()`); unique. */
+  readonly loginKey: string;
+  readonly passwordHash: string;
+  readonly enabled: boolean;
+  readonly appIds: readonly number[];
+  readonly createdAt: Date;
+}
+
+export type TokenKind = 'session' | 'ticket';
+
+export interface NewToken {
+  /** SHA-256 hex of the token text. */
+  readonly tokenHash: string;
+  readonly userId: number;
+  readonly appId: number;
+  /** The IPAddress the client declared (ValidateUser), if any. */
+  readonly clientIp: string | null;
+  /** The address the request came from. */
+  readonly sourceIp: string | null;
+  readonly issuedAt: Date;
+  readonly expiresAt: Date;
+}
+
+/**
+ * A token row together with the facts needed to judge it, read in ONE indexed lookup by hash
+ * (joined to its user, its application and the user's grant for that application).
+ */
+export interface TokenRecord {
+  readonly tokenHash: string;
+  readonly kind: TokenKind;
+  readonly userId: number;
+  readonly appId: number;
+  readonly clientIp: string | null;
+  readonly sourceIp: string | null;
+  readonly issuedAt: Date;
+  /** Absolute expiry (issue time + lifetime). */
+  readonly expiresAt: Date;
+  readonly lastUsedAt: Date;
+  /** Tickets only: when it was consumed. */
+  readonly usedAt: Date | null;
+  readonly revokedAt: Date | null;
+  readonly userEnabled: boolean;
+  readonly appEnabled: boolean;
+  /** Whether the user still holds a grant for `appId`. */
+  readonly granted: boolean;
+  readonly idleTimeoutSeconds: number | null;
+}
+
+export interface NewsRecord {
+  readonly newsId: number;
+  readonly appId: number;
+  /** Canonical BCP 47 tag. */
+  readonly language: string;
+  readonly title: string;
+  readonly body: string;
+  readonly url: string | null;
+  readonly publishedAt: Date;
+  readonly expiresAt: Date | null;
+  /** Dotted numeric versions, inclusive bounds; null means unbounded. */
+  readonly minVersion: string | null;
+  readonly maxVersion: string | null;
+  readonly membersOnly: boolean;
+  readonly createdAt: Date;
+}
+
+export type NewNews = Omit<NewsRecord, 'newsId'>;
+
+export interface PublishedNewsQuery {
+  readonly appId: number;
+  /** Only rows in one of these canonical tags. */
+  readonly languages: readonly string[];
+  /** Rows published at or before, and not expired at, this instant. */
+  readonly now: Date;
+  readonly includeMembersOnly: boolean;
+}
+
+export type RevokeScope = { readonly userId: number } | { readonly all: true };
+
+export type InsertUserResult = { readonly ok: true; readonly user: User } | { readonly ok: false; readonly reason: 'login-taken' };
+export type InsertApplicationResult = { readonly ok: true; readonly application: Application } | { readonly ok: false; readonly reason: 'app-exists' };
+
+export interface Store {
+  /** Highest applied migration, for `svcapi-auth migrate` and diagnostics. */
+  schemaVersion(): Promise<number>;
+  /** Releases the connection; further calls reject. Idempotent. */
+  close(): Promise<void>;
+
+  // --- applications ---
+  getApplication(appId: number): Promise<Application | null>;
+  /** Ascending AppID. */
+  listApplications(): Promise<readonly Application[]>;
+  insertApplication(app: Application): Promise<InsertApplicationResult>;
+  /** null when the application does not exist. Setting `enabled: false` revokes its tokens. */
+  updateApplication(appId: number, patch: ApplicationPatch, now: Date): Promise<Application | null>;
+
+  // --- users ---
+  findUserByLoginKey(loginKey: string): Promise<UserCredentials | null>;
+  getUser(userId: number): Promise<User | null>;
+  /** Ascending login key; only users granted `appId` when given. */
+  listUsers(filter?: { readonly appId?: number }): Promise<readonly User[]>;
+  /** The granted applications must exist (the domain checks first; a foreign-key failure rejects). */
+  insertUser(user: NewUser): Promise<InsertUserResult>;
+  /** A password change: replaces the hash and revokes all the user's tokens. */
+  setPasswordHash(userId: number, passwordHash: string, now: Date): Promise<void>;
+  /**
+   * Re-hash on login (stronger parameters, later legacy formats): replaces the hash only if it is
+   * still `expectedHash`, so it can never undo a password change made meanwhile. Tokens are kept.
+   */
+  upgradePasswordHash(userId: number, expectedHash: string, newHash: string): Promise<boolean>;
+  /** Disabling revokes all the user's tokens. */
+  setUserEnabled(userId: number, enabled: boolean, now: Date): Promise<void>;
+  /** false when the grant already existed. */
+  grantApplication(userId: number, appId: number, now: Date): Promise<boolean>;
+  /** Removes the grant and revokes the user's tokens for that application; false when there was none. */
+  revokeApplication(userId: number, appId: number, now: Date): Promise<boolean>;
+
+  // --- tokens (hot path) ---
+  /**
+   * Stores a session token and sets the user's last login, in one durable transaction, but only
+   * if at that moment the user is enabled and still has `passwordHash` (the hash the password
+   * was just verified against), holds a grant for the application, and the application is
+   * enabled. false otherwise. This closes the race with a concurrent password change or
+   * disable: either it commits first and the insert is refused, or it commits later and revokes
+   * the new token. (A PostgreSQL adapter must lock the user row to keep this.)
+   */
+  insertSession(token: NewToken, expect: { readonly passwordHash: string }): Promise<boolean>;
+  /** Stores a single-use login ticket under the same conditions (without the password check). */
+  insertTicket(token: NewToken): Promise<boolean>;
+  /** One indexed lookup by hash, joined to user, application and grant. */
+  findToken(tokenHash: string): Promise<TokenRecord | null>;
+  /** Records a use of a session token (sliding expiry). */
+  touchToken(tokenHash: string, now: Date): Promise<void>;
+  /**
+   * Atomically marks an unused, unrevoked, unexpired ticket as used. true for exactly one caller,
+   * across connections and processes.
+   */
+  consumeTicket(tokenHash: string, now: Date): Promise<boolean>;
+  /** Revokes live tokens and tickets in scope; returns how many were revoked. */
+  revokeTokens(scope: RevokeScope, now: Date): Promise<number>;
+  /** Housekeeping: deletes tokens whose absolute expiry is before `before`; returns the count. */
+  deleteExpiredTokens(before: Date): Promise<number>;
+
+  // --- news ---
+  insertNews(news: NewNews): Promise<NewsRecord>;
+  /** Every row (optionally of one application), newest first, for the operator. */
+  listNews(filter?: { readonly appId?: number }): Promise<readonly NewsRecord[]>;
+  /** Rows WhatsNew may show, newest first (published desc, then id desc). Version filtering is the domain's. */
+  findPublishedNews(query: PublishedNewsQuery): Promise<readonly NewsRecord[]>;
+  getNews(newsId: number): Promise<NewsRecord | null>;
+  /** false when no such row. */
+  deleteNews(newsId: number): Promise<boolean>;
+}

@@ -1,0 +1,336 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough, Readable, Writable } from 'node:stream';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { createAuthService } from '../../src/domain/service.js';
+import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
+import { openStore } from '../../src/store/open-store.js';
+import { ctx } from '../support/domain-fakes.js';
+
+const root = mkdtempSync(join(tmpdir(), 'svcapi-cli-'));
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+let counter = 0;
+
+interface RunResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+type Stdin = NodeJS.ReadableStream & { isTTY?: boolean };
+
+function sink(): { stream: Writable; text: () => string } {
+  let text = '';
+  return {
+    stream: new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        text += chunk.toString();
+        callback();
+      },
+    }),
+    text: () => text,
+  };
+}
+
+async function run(args: string[], options: { stdin?: string | Stdin; env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<RunResult> {
+  const out = sink();
+  const err = sink();
+  const stdin: Stdin = typeof options.stdin === 'string' ? Readable.from([Buffer.from(options.stdin)]) : options.stdin ?? Readable.from([]);
+  const code = await runCli(args, { stdin, stdout: out.stream, stderr: err.stream, env: options.env ?? {}, ...(options.signal && { signal: options.signal }) });
+  return { code, out: out.text(), err: err.text() };
+}
+
+/** Does the password work, as ValidateUser sees it? */
+async function canLogin(dbUrl: string, login: string, password: string, appId = 2): Promise<boolean> {
+  const store = await openStore(dbUrl);
+  try {
+    const service = createAuthService({ store, hasher: createArgon2Hasher() });
+    return (await service.validateUser({ login, password, appId, ipAddress: '198.51.100.1' }, ctx)).ok;
+  } finally {
+    await store.close();
+  }
+}
+
+async function tokenFor(dbUrl: string, login: string, password: string, appId = 2): Promise<{ valid: () => Promise<boolean> }> {
+  const store = await openStore(dbUrl);
+  const service = createAuthService({ store, hasher: createArgon2Hasher() });
+  const outcome = await service.validateUser({ login, password, appId, ipAddress: '198.51.100.1' }, ctx);
+  await store.close();
+  if (!outcome.ok) throw new Error('login failed');
+  return {
+    valid: async () => {
+      const s = await openStore(dbUrl);
+      try {
+        return (await createAuthService({ store: s, hasher: createArgon2Hasher() }).validateUserToken(outcome.token, ctx)).valid;
+      } finally {
+        await s.close();
+      }
+    },
+  };
+}
+
+describe('svcapi-auth CLI', () => {
+  let db: string;
+  let dbArgs: string[];
+  beforeEach(() => {
+    counter += 1;
+    db = `sqlite:${join(root, `case-${counter}`, 'auth.db')}`;
+    dbArgs = ['--db', db];
+  });
+
+  describe('help', () => {
+    it('lists the commands and exits 0', async () => {
+      const r = await run(['--help']);
+      expect(r.code).toBe(0);
+      for (const command of ['serve', 'migrate', 'app', 'user', 'news', 'token']) expect(r.out).toContain(command);
+    });
+
+    it('documents --password-stdin on user add, and every command takes --db', async () => {
+      const r = await run(['user', 'add', '--help']);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain('--password-stdin');
+      for (const command of [['serve'], ['migrate'], ['app', 'add'], ['app', 'list'], ['app', 'set'], ['user', 'add'], ['user', 'passwd'], ['user', 'disable'],
+        ['user', 'enable'], ['user', 'grant'], ['user', 'revoke-app'], ['user', 'list'], ['news', 'add'], ['news', 'list'], ['news', 'remove'], ['token', 'revoke']]) {
+        const help = await run([...command, '--help']);
+        expect(help.code, command.join(' ')).toBe(0);
+        expect(help.out, command.join(' ')).toContain('--db <url>');
+      }
+    });
+
+    it('rejects an unknown command or option as a usage error', async () => {
+      expect(await run(['frobnicate'])).toMatchObject({ code: 2, err: expect.stringContaining("unknown command 'frobnicate'") });
+      expect(await run(['app', 'list', '--colour'])).toMatchObject({ code: 2, err: expect.stringContaining("unknown option '--colour'") });
+    });
+  });
+
+  describe('migrate and app', () => {
+    it('creates and migrates a database; a fresh one holds only GPS (AppID 2)', async () => {
+      expect(await run(['migrate', ...dbArgs])).toMatchObject({ code: 0, out: `Database ${db} is at schema version 1\n` });
+      const r = await run(['app', 'list', '--json', ...dbArgs]);
+      expect(r.code).toBe(0);
+      const apps = r.out.trim().split('\n').map((l) => JSON.parse(l) as { appId: number; name: string; requireIp: boolean });
+      expect(apps).toEqual([expect.objectContaining({ appId: 2, name: 'GPS', requireIp: false })]);
+      expect(await run(['user', 'list', ...dbArgs])).toMatchObject({ code: 0, out: 'LOGIN  ENABLED  APPS  CREATED  LAST-LOGIN\n' });
+    });
+
+    it('takes the database from DATABASE_URL when --db is absent', async () => {
+      const r = await run(['app', 'add', '7', 'Portal'], { env: { DATABASE_URL: db } });
+      expect(r.code).toBe(0);
+      expect((await run(['app', 'list', ...dbArgs])).out).toContain('Portal');
+    });
+
+    it('adds and changes applications', async () => {
+      const add = await run(['app', 'add', '7', 'Portal', '--login-url', 'https://portal.example/login', '--token-lifetime', '8h', '--idle-timeout', '30m', '--default-language', 'pt-br', ...dbArgs]);
+      expect(add).toMatchObject({ code: 0, out: expect.stringContaining('Added AppID 7 "Portal"') });
+      expect(add.out).toContain('token lifetime 8h, idle timeout 30m, default language pt-BR');
+      const set = await run(['app', 'set', '7', '--no-require-ip', '--no-idle-timeout', '--no-login-url', '--name', 'Portal 2', ...dbArgs]);
+      expect(set).toMatchObject({ code: 0, out: expect.stringContaining('AppID 7 "Portal 2" (enabled, requireIp no') });
+      expect(set.out).toContain('idle timeout none');
+      expect(set.out).toContain('login URL none');
+      const list = await run(['app', 'list', ...dbArgs]);
+      expect(list.out).toMatch(/^7\s+Portal 2\s+yes\s+no\s+8h\s+-\s+pt-BR\s+-$/m);
+    });
+
+    it('refuses bad application input with a message and a non-zero exit', async () => {
+      const cases: [string[], number, RegExp][] = [
+        [['app', 'add', '2', 'Again'], 1, /an application with AppID 2 already exists/],
+        [['app', 'add', '0', 'Zero'], 1, /AppID must be an integer from 1/],
+        [['app', 'add', 'seven', 'X'], 2, /value 'seven' is invalid for argument 'appId'/],
+        [['app', 'add', '7', 'X', '--login-url', 'portal/login'], 1, /login URL must be an absolute URL/],
+        [['app', 'add', '7', 'X', '--token-lifetime', 'forever'], 2, /expected a duration/],
+        [['app', 'set', '404', '--name', 'x'], 1, /no application with AppID 404/],
+        [['app', 'set', '2'], 2, /nothing to change/],
+        [['app', 'set', '2', '--enable', '--disable'], 2, /contradict/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await run([...args, ...dbArgs]);
+        expect(r.code, args.join(' ')).toBe(code);
+        expect(r.err, args.join(' ')).toMatch(message);
+      }
+    });
+  });
+
+  describe('users and passwords', () => {
+    it('adds a user with --password-stdin, removing exactly one trailing newline', async () => {
+      const r = await run(['user', 'add', 'alice', '--app', '2', '--password-stdin', ...dbArgs], { stdin: 'pw\n' });
+      expect(r).toMatchObject({ code: 0, out: 'Added user "alice" (enabled, applications 2)\n', err: '' });
+      expect(await canLogin(db, 'ALICE', 'pw')).toBe(true);
+      await run(['user', 'add', 'bob', '--app', '2', '--password-stdin', ...dbArgs], { stdin: ' two words \n\n' });
+      expect(await canLogin(db, 'bob', ' two words \n')).toBe(true);
+      expect(await canLogin(db, 'bob', ' two words ')).toBe(false);
+    });
+
+    it('never accepts a password as an argument, and creates nothing', async () => {
+      for (const args of [['--password', 'pw'], ['--password=pw'], ['--passwd', 'pw']]) {
+        const r = await run(['user', 'add', 'mallory', '--app', '2', ...args, ...dbArgs]);
+        expect(r.code).toBe(2);
+        expect(r.err).toContain('passwords are never accepted as arguments');
+      }
+      expect((await run(['user', 'list', ...dbArgs])).out).not.toContain('mallory');
+    });
+
+    it('refuses to prompt when stdin is not a terminal and --password-stdin is missing', async () => {
+      const r = await run(['user', 'add', 'carol', '--app', '2', ...dbArgs], { stdin: 'pw\n' });
+      expect(r).toMatchObject({ code: 2, err: expect.stringContaining('stdin is not a terminal') });
+    });
+
+    it('prompts on a terminal without echoing, twice for a new password', async () => {
+      const tty = Object.assign(new PassThrough(), { isTTY: true });
+      tty.end('s3cret\ns3cret\n');
+      const r = await run(['user', 'add', 'dave', '--app', '2', ...dbArgs], { stdin: tty });
+      expect(r.code).toBe(0);
+      expect(r.err).toContain('Password: ');
+      expect(r.err).toContain('Repeat password: ');
+      expect(r.out + r.err).not.toContain('s3cret');
+      expect(await canLogin(db, 'dave', 's3cret')).toBe(true);
+
+      const mismatch = Object.assign(new PassThrough(), { isTTY: true });
+      mismatch.end('one\ntwo\n');
+      expect(await run(['user', 'add', 'erin', '--app', '2', ...dbArgs], { stdin: mismatch })).toMatchObject({ code: 1, err: expect.stringContaining('do not match') });
+    });
+
+    it('refuses bad user input with a message and a non-zero exit', async () => {
+      await run(['user', 'add', 'alice', '--app', '2', '--password-stdin', ...dbArgs], { stdin: 'pw' });
+      const cases: [string[], string, number, RegExp][] = [
+        [['user', 'add', 'ALICE', '--app', '2', '--password-stdin'], 'pw', 1, /already exists \(logins are case-insensitive\)/],
+        [['user', 'add', 'bob', '--app', '9', '--password-stdin'], 'pw', 1, /no application with AppID 9/],
+        [['user', 'add', 'bob', '--password-stdin'], 'pw', 2, /required option '--app <appId>' not specified/],
+        [['user', 'add', 'bob', '--app', '2', '--password-stdin'], '', 1, /password must not be empty/],
+        [['user', 'add', 'bob', '--app', '2', '--password-stdin'], '\n', 1, /password must not be empty/],
+        [['user', 'passwd', 'nobody', '--password-stdin'], 'pw', 1, /no user with login "nobody"/],
+        [['user', 'disable', 'nobody'], '', 1, /no user with login "nobody"/],
+        [['user', 'grant', 'alice', '--app', '404'], '', 1, /no application with AppID 404/],
+        [['user', 'revoke-app', 'alice', '--app', '404'], '', 1, /no grant for AppID 404/],
+        [['user', 'list', '--app', '404'], '', 1, /no application with AppID 404/],
+      ];
+      for (const [args, stdin, code, message] of cases) {
+        const r = await run([...args, ...dbArgs], { stdin });
+        expect(r.code, args.join(' ')).toBe(code);
+        expect(r.err, args.join(' ')).toMatch(message);
+      }
+    });
+
+    it('changes passwords, disables, enables, grants and withdraws — revoking tokens where it says so', async () => {
+      await run(['app', 'add', '7', 'Portal', '--no-require-ip', ...dbArgs]);
+      await run(['user', 'add', 'alice', '--app', '2', '--password-stdin', ...dbArgs], { stdin: 'pw' });
+
+      const first = await tokenFor(db, 'alice', 'pw');
+      expect(await run(['user', 'passwd', 'alice', '--password-stdin', ...dbArgs], { stdin: 'pw2\n' })).toMatchObject({ code: 0, out: expect.stringContaining('existing tokens revoked') });
+      expect(await first.valid()).toBe(false);
+      expect(await canLogin(db, 'alice', 'pw')).toBe(false);
+      expect(await canLogin(db, 'alice', 'pw2')).toBe(true);
+
+      const second = await tokenFor(db, 'alice', 'pw2');
+      expect((await run(['user', 'disable', 'alice', ...dbArgs])).code).toBe(0);
+      expect(await second.valid()).toBe(false);
+      expect(await canLogin(db, 'alice', 'pw2')).toBe(false);
+      expect((await run(['user', 'enable', 'alice', ...dbArgs])).code).toBe(0);
+      expect(await canLogin(db, 'alice', 'pw2')).toBe(true);
+
+      expect(await canLogin(db, 'alice', 'pw2', 7)).toBe(false);
+      expect(await run(['user', 'grant', 'alice', '--app', '7', ...dbArgs])).toMatchObject({ code: 0, out: expect.stringContaining('applications 2, 7') });
+      const onPortal = await tokenFor(db, 'alice', 'pw2', 7);
+      expect(await run(['user', 'revoke-app', 'alice', '--app', '7', ...dbArgs])).toMatchObject({ code: 0, out: expect.stringContaining('applications 2)') });
+      expect(await onPortal.valid()).toBe(false);
+
+      const list = await run(['user', 'list', '--json', ...dbArgs]);
+      expect(JSON.parse(list.out.trim())).toMatchObject({ login: 'alice', enabled: true, appIds: [2] });
+      expect(list.out).not.toContain('argon2');
+    });
+  });
+
+  describe('news', () => {
+    it('adds, lists and removes news items', async () => {
+      const add = await run(['news', 'add', '--app', '2', '--title', 'Hello', '--body', 'World', '--language', 'pt-br', '--min-version', '1.2', '--members-only', '--published-at', '2025-01-01T00:00:00Z', ...dbArgs]);
+      expect(add).toMatchObject({ code: 0, out: expect.stringMatching(/^Added news (\d+) for AppID 2 \(pt-BR\): Hello\n$/) });
+      const bodyFile = join(root, `body-${counter}.txt`);
+      writeFileSync(bodyFile, 'From a file');
+      expect((await run(['news', 'add', '--app', '2', '--title', 'Second', '--body-file', bodyFile, ...dbArgs])).code).toBe(0);
+      const list = await run(['news', 'list', '--json', ...dbArgs]);
+      const items = list.out.trim().split('\n').map((l) => JSON.parse(l) as { newsId: number; title: string; body: string; membersOnly: boolean; minVersion: string | null; language: string });
+      expect(items.map((n) => n.title)).toEqual(['Second', 'Hello']);
+      expect(items[0]).toMatchObject({ body: 'From a file', language: 'en', membersOnly: false });
+      expect(items[1]).toMatchObject({ minVersion: '1.2', membersOnly: true });
+      const id = items[1]?.newsId ?? 0;
+      expect(await run(['news', 'remove', String(id), ...dbArgs])).toMatchObject({ code: 0, out: `Removed news ${id}: Hello\n` });
+      expect(await run(['news', 'remove', String(id), ...dbArgs])).toMatchObject({ code: 1, err: expect.stringContaining(`no news item with id ${id}`) });
+    });
+
+    it('refuses bad news input with a message and a non-zero exit', async () => {
+      const base = ['news', 'add', '--app', '2', '--title', 'T'];
+      const cases: [string[], number, RegExp][] = [
+        [[...base, '--body', 'b', '--min-version', '1.x'], 1, /bad minimum version "1.x"/],
+        [[...base, '--body', 'b', '--min-version', '3', '--max-version', '2'], 1, /above the maximum/],
+        [[...base, '--body', 'b', '--published-at', 'yesterday'], 2, /expected an ISO 8601 date/],
+        [[...base, '--body', 'b', '--language', '!!'], 1, /not a language tag/],
+        [[...base], 2, /exactly one of --body and --body-file/],
+        [[...base, '--body', 'b', '--body-file', 'x'], 2, /exactly one of --body and --body-file/],
+        [[...base, '--body-file', join(root, 'missing.txt')], 1, /cannot read --body-file/],
+        [['news', 'add', '--app', '404', '--title', 'T', '--body', 'b'], 1, /no application with AppID 404/],
+      ];
+      for (const [args, code, message] of cases) {
+        const r = await run([...args, ...dbArgs]);
+        expect(r.code, args.join(' ')).toBe(code);
+        expect(r.err, args.join(' ')).toMatch(message);
+      }
+    });
+  });
+
+  describe('tokens', () => {
+    it('revokes one user\'s tokens or all of them', async () => {
+      await run(['user', 'add', 'alice', '--app', '2', '--password-stdin', ...dbArgs], { stdin: 'pw' });
+      await run(['user', 'add', 'bob', '--app', '2', '--password-stdin', ...dbArgs], { stdin: 'pw' });
+      const a = await tokenFor(db, 'alice', 'pw');
+      const b = await tokenFor(db, 'bob', 'pw');
+      expect(await run(['token', 'revoke', '--user', 'ALICE', ...dbArgs])).toMatchObject({ code: 0, out: 'Revoked 1 token(s)\n' });
+      expect([await a.valid(), await b.valid()]).toEqual([false, true]);
+      expect(await run(['token', 'revoke', '--all', ...dbArgs])).toMatchObject({ code: 0, out: 'Revoked 1 token(s)\n' });
+      expect(await b.valid()).toBe(false);
+    });
+
+    it('needs exactly one of --user and --all', async () => {
+      expect(await run(['token', 'revoke', ...dbArgs])).toMatchObject({ code: 2, err: expect.stringContaining('exactly one of --user <login> and --all') });
+      expect((await run(['token', 'revoke', '--all', '--user', 'x', ...dbArgs])).code).toBe(2);
+      expect(await run(['token', 'revoke', '--user', 'nobody', ...dbArgs])).toMatchObject({ code: 1, err: expect.stringContaining('no user') });
+    });
+  });
+
+  describe('database URL', () => {
+    it('explains an unsupported or not-yet-supported database', async () => {
+      expect(await run(['app', 'list', '--db', 'mysql://localhost/auth'])).toMatchObject({ code: 2, err: expect.stringContaining('--db: unsupported database URL scheme "mysql:"') });
+      expect(await run(['app', 'list', '--db', 'postgres://localhost/auth'])).toMatchObject({ code: 1, err: expect.stringContaining('PostgreSQL (postgres://) is not yet supported') });
+      expect(await run(['app', 'list'], { env: { DATABASE_URL: 'mysql://x' } })).toMatchObject({ code: 2, err: expect.stringContaining('DATABASE_URL') });
+    });
+  });
+
+  describe('serve', () => {
+    it('prints the service, WSDL and help page URLs with the real port, serves, and stops on request', async () => {
+      const controller = new AbortController();
+      const out = sink();
+      const err = sink();
+      const done = runCli(['serve', '--port', '0', '--log-level', 'silent', ...dbArgs], { stdin: Readable.from([]), stdout: out.stream, stderr: err.stream, env: {}, signal: controller.signal });
+      let service: string | undefined;
+      while (service === undefined) {
+        const m = /^Service: (http:\/\/127\.0\.0\.1:(\d+)\/Authentication\.asmx)$/m.exec(out.text());
+        if (m) service = m[1];
+        else if (err.text() !== '') throw new Error(err.text());
+        else await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(out.text()).toContain(`WSDL: ${service}?WSDL\n`);
+      expect(out.text()).toContain(`Help page: ${service}\n`);
+      expect(service).not.toMatch(/:0\//);
+      const wsdl = await fetch(`${service}?WSDL`);
+      expect(wsdl.status).toBe(200);
+      expect(await wsdl.text()).toContain('wsdl:definitions');
+      controller.abort();
+      expect(await done).toBe(0);
+    });
+
+    it('rejects a bad port with the name of the setting', async () => {
+      expect(await run(['serve', '--port', 'eighty', ...dbArgs])).toMatchObject({ code: 2, err: expect.stringContaining('--port: expected a whole number') });
+      expect(await run(['serve', ...dbArgs], { env: { SVCAPI_PORT: '99999' } })).toMatchObject({ code: 2, err: expect.stringContaining('SVCAPI_PORT') });
+    });
+  });
+});

@@ -1,0 +1,107 @@
+import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { openSqliteStore, FIND_TOKEN_SQL } from '../../src/store/sqlite/sqlite-store.js';
+import { applySqliteMigrations } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
+import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
+import { describeStoreContract } from './store-contract.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svcapi-store-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fileCounter = 0;
+const freshFile = (): string => join(dir, `db-${++fileCounter}`, 'auth.db');
+
+describeStoreContract('SQLite in memory', async () => openStore('sqlite::memory:'));
+describeStoreContract('SQLite file (WAL)', async () => openStore(`sqlite:${freshFile()}`));
+
+describe('SQLite adapter specifics', () => {
+  it('creates the directory, uses WAL, and records the applied migrations', async () => {
+    const path = freshFile();
+    const store = await openStore(`sqlite:${path}`);
+    await store.close();
+    expect(existsSync(path)).toBe(true);
+    const db = new Database(path, { readonly: true });
+    try {
+      expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1, name: 'initial schema' }]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('does not re-apply migrations on the next open, and keeps the data', async () => {
+    const path = freshFile();
+    const first = await openStore(`sqlite:${path}`);
+    await first.updateApplication(2, { name: 'GPS renamed' }, new Date());
+    await first.close();
+    const second = await openStore(`sqlite:${path}`);
+    try {
+      expect(await second.schemaVersion()).toBe(1);
+      expect((await second.listApplications()).map((a) => a.name)).toEqual(['GPS renamed']);
+    } finally {
+      await second.close();
+    }
+  });
+
+  it('refuses a database migrated by a newer version', () => {
+    const path = freshFile();
+    openSqliteStore({ path }).close();
+    const db = new Database(path);
+    db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, ?, 0)').run('future');
+    db.close();
+    expect(() => openSqliteStore({ path })).toThrow(/version 99, newer than this svcapi-auth knows/);
+  });
+
+  it('with migrate: false, refuses an unmigrated database and names the command to run', () => {
+    expect(() => openSqliteStore({ path: freshFile(), migrate: false })).toThrow(/svcapi-auth migrate/);
+  });
+
+  it('looks a token up by primary key, with no table scan', () => {
+    const db = new Database(':memory:');
+    applySqliteMigrations(db);
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${FIND_TOKEN_SQL}`).all('x'.repeat(64)) as { detail: string }[]).map((r) => r.detail);
+    db.close();
+    expect(plan.some((d) => /SEARCH t USING (PRIMARY KEY|INDEX)/.test(d))).toBe(true);
+    expect(plan.filter((d) => /^SCAN /.test(d))).toEqual([]);
+  });
+
+  it('consumes a ticket once across two connections to the same file', async () => {
+    const path = freshFile();
+    const a = await openStore(`sqlite:${path}`);
+    const b = await openStore(`sqlite:${path}`);
+    try {
+      const user = await a.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+      if (!user.ok) throw new Error('setup');
+      const tokenHash = 'a'.repeat(64);
+      const now = new Date();
+      await a.insertTicket({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: now, expiresAt: new Date(now.getTime() + 60_000) });
+      expect([await b.consumeTicket(tokenHash, now), await a.consumeTicket(tokenHash, now)]).toEqual([true, false]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('openStore / parseDatabaseUrl', () => {
+  it('reads the SQLite URL forms', () => {
+    expect(parseDatabaseUrl('sqlite::memory:')).toEqual({ kind: 'sqlite', path: ':memory:' });
+    expect(parseDatabaseUrl('sqlite:/var/lib/x.db')).toEqual({ kind: 'sqlite', path: '/var/lib/x.db' });
+    expect(parseDatabaseUrl('sqlite:///var/lib/x.db')).toEqual({ kind: 'sqlite', path: '/var/lib/x.db' });
+    expect(parseDatabaseUrl('sqlite:./data/x.db')).toEqual({ kind: 'sqlite', path: join(process.cwd(), 'data/x.db') });
+    expect(parseDatabaseUrl('/tmp/plain.db')).toEqual({ kind: 'sqlite', path: '/tmp/plain.db' });
+    expect(parseDatabaseUrl('postgres://u@h/db')).toEqual({ kind: 'postgres', url: 'postgres://u@h/db' });
+  });
+
+  it('rejects empty, file-less and unknown URLs with a clear message', () => {
+    expect(() => parseDatabaseUrl('')).toThrow(/empty/);
+    expect(() => parseDatabaseUrl('sqlite:')).toThrow(/names no file/);
+    expect(() => parseDatabaseUrl('mysql://h/db')).toThrow(/unsupported database URL scheme "mysql:"/);
+  });
+
+  it('says PostgreSQL is not yet supported', async () => {
+    await expect(openStore('postgres://user@localhost/auth')).rejects.toThrow(/PostgreSQL .* not yet supported/);
+  });
+});

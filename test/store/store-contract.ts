@@ -1,0 +1,358 @@
+/**
+ * The behaviour every Store adapter must have. Run it against an adapter with
+ * `describeStoreContract('name', makeStore)`, where `makeStore` returns a freshly created and
+ * migrated, otherwise empty database (it holds only the GPS application, AppID 2).
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createHash } from 'node:crypto';
+import type { Application, NewToken, Store, User } from '../../src/store/store.js';
+
+const T0 = new Date('2025-01-15T12:00:00.000Z');
+const at = (offsetMs: number): Date => new Date(T0.getTime() + offsetMs);
+const HOUR = 3600_000;
+
+let hashCounter = 0;
+function newHash(): string {
+  hashCounter += 1;
+  return createHash('sha256').update(`token-${hashCounter}-${Math.random()}`).digest('hex');
+}
+
+function app(appId: number, overrides: Partial<Application> = {}): Application {
+  return {
+    appId, name: `App ${appId}`, enabled: true, requireIp: true, loginUrl: null, tokenLifetimeSeconds: 86400,
+    idleTimeoutSeconds: null, defaultLanguage: 'en', createdAt: T0, ...overrides,
+  };
+}
+
+export function describeStoreContract(name: string, makeStore: () => Promise<Store>): void {
+  describe(`Store contract: ${name}`, () => {
+    let store: Store;
+
+    beforeEach(async () => {
+      store = await makeStore();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    async function addUser(login: string, appIds: readonly number[] = [2], passwordHash = `hash-of-${login}`): Promise<User> {
+      const result = await store.insertUser({ login, loginKey: login.toLowerCase(), passwordHash, enabled: true, appIds, createdAt: T0 });
+      if (!result.ok) throw new Error(`could not add ${login}`);
+      return result.user;
+    }
+
+    function token(user: User, appId: number, overrides: Partial<NewToken> = {}): NewToken {
+      return {
+        tokenHash: newHash(), userId: user.userId, appId, clientIp: '198.51.100.7', sourceIp: '192.0.2.1',
+        issuedAt: T0, expiresAt: at(24 * HOUR), ...overrides,
+      };
+    }
+
+    async function addSession(user: User, appId = 2, overrides: Partial<NewToken> = {}): Promise<string> {
+      const t = token(user, appId, overrides);
+      const fresh = await store.findUserByLoginKey(user.login.toLowerCase());
+      expect(await store.insertSession(t, { passwordHash: fresh?.passwordHash ?? '' })).toBe(true);
+      return t.tokenHash;
+    }
+
+    describe('a fresh database', () => {
+      it('holds exactly the GPS application, AppID 2, without IP requirement, and no users', async () => {
+        const apps = await store.listApplications();
+        expect(apps.map((a) => a.appId)).toEqual([2]);
+        expect(apps[0]).toMatchObject({ appId: 2, name: 'GPS', enabled: true, requireIp: false, loginUrl: null, tokenLifetimeSeconds: 86400, idleTimeoutSeconds: null, defaultLanguage: 'en' });
+        expect(await store.listUsers()).toEqual([]);
+        expect(await store.schemaVersion()).toBeGreaterThanOrEqual(1);
+      });
+    });
+
+    describe('applications', () => {
+      it('stores every field and refuses a second application with the same AppID', async () => {
+        const a = app(7, { name: 'Portal', requireIp: false, loginUrl: 'https://portal.example/login', tokenLifetimeSeconds: 3600, idleTimeoutSeconds: 600, defaultLanguage: 'pt-BR', enabled: false });
+        expect(await store.insertApplication(a)).toEqual({ ok: true, application: a });
+        expect(await store.getApplication(7)).toEqual(a);
+        expect(await store.insertApplication(app(7, { name: 'Other' }))).toEqual({ ok: false, reason: 'app-exists' });
+        expect((await store.getApplication(7))?.name).toBe('Portal');
+        expect(await store.getApplication(99)).toBeNull();
+      });
+
+      it('lists applications by ascending AppID', async () => {
+        await store.insertApplication(app(10));
+        await store.insertApplication(app(1));
+        expect((await store.listApplications()).map((a) => a.appId)).toEqual([1, 2, 10]);
+      });
+
+      it('updates only the fields in the patch, including setting nullable ones to null', async () => {
+        await store.insertApplication(app(7, { loginUrl: 'https://a.example/', idleTimeoutSeconds: 60 }));
+        const updated = await store.updateApplication(7, { name: 'Renamed', loginUrl: null, idleTimeoutSeconds: null }, T0);
+        expect(updated).toEqual(app(7, { name: 'Renamed', loginUrl: null, idleTimeoutSeconds: null }));
+        const again = await store.updateApplication(7, { requireIp: false, tokenLifetimeSeconds: 60, defaultLanguage: 'de' }, T0);
+        expect(again).toEqual(app(7, { name: 'Renamed', requireIp: false, tokenLifetimeSeconds: 60, defaultLanguage: 'de' }));
+        expect(await store.updateApplication(99, { name: 'x' }, T0)).toBeNull();
+      });
+
+      it('revokes the tokens of an application when it is disabled, and only those', async () => {
+        await store.insertApplication(app(7));
+        const alice = await addUser('alice', [2, 7]);
+        const on7 = await addSession(alice, 7);
+        const on2 = await addSession(alice, 2);
+        await store.updateApplication(7, { enabled: false }, at(HOUR));
+        expect((await store.findToken(on7))?.revokedAt).toEqual(at(HOUR));
+        expect((await store.findToken(on7))?.appEnabled).toBe(false);
+        expect((await store.findToken(on2))?.revokedAt).toBeNull();
+        // Enabling it again does not bring old tokens back.
+        await store.updateApplication(7, { enabled: true }, at(2 * HOUR));
+        expect((await store.findToken(on7))?.revokedAt).toEqual(at(HOUR));
+      });
+    });
+
+    describe('users', () => {
+      it('stores a user with its grants and finds it by login key, with the hash', async () => {
+        await store.insertApplication(app(9));
+        const result = await store.insertUser({ login: 'Alice', loginKey: 'alice', passwordHash: '$argon2id$x', enabled: true, appIds: [9, 2], createdAt: T0 });
+        expect(result.ok).toBe(true);
+        if (!result.ok) return;
+        expect(result.user).toEqual({ userId: result.user.userId, login: 'Alice', enabled: true, appIds: [2, 9], createdAt: T0, lastLoginAt: null, passwordChangedAt: T0 });
+        expect(await store.findUserByLoginKey('alice')).toEqual({ ...result.user, passwordHash: '$argon2id$x' });
+        expect(await store.findUserByLoginKey('Alice')).toBeNull();
+        const byId = await store.getUser(result.user.userId);
+        expect(byId).toEqual(result.user);
+        expect(byId !== null && 'passwordHash' in byId).toBe(false);
+        expect(await store.getUser(123456)).toBeNull();
+      });
+
+      it('refuses a second user with the same login key', async () => {
+        await addUser('alice');
+        const again = await store.insertUser({ login: 'ALICE', loginKey: 'alice', passwordHash: 'h', enabled: true, appIds: [2], createdAt: T0 });
+        expect(again).toEqual({ ok: false, reason: 'login-taken' });
+        expect((await store.listUsers()).map((u) => u.login)).toEqual(['alice']);
+      });
+
+      it('rejects a grant for an application that does not exist', async () => {
+        await expect(store.insertUser({ login: 'x', loginKey: 'x', passwordHash: 'h', enabled: true, appIds: [404], createdAt: T0 })).rejects.toThrow();
+        expect(await store.findUserByLoginKey('x')).toBeNull();
+      });
+
+      it('lists users by login key, optionally only those granted an application', async () => {
+        await store.insertApplication(app(9));
+        await addUser('carol', [9]);
+        await addUser('alice', [2]);
+        await addUser('bob', [2, 9]);
+        expect((await store.listUsers()).map((u) => u.login)).toEqual(['alice', 'bob', 'carol']);
+        expect((await store.listUsers({ appId: 9 })).map((u) => u.login)).toEqual(['bob', 'carol']);
+      });
+
+      it('grants and withdraws applications, reporting whether anything changed', async () => {
+        await store.insertApplication(app(9));
+        const alice = await addUser('alice', [2]);
+        expect(await store.grantApplication(alice.userId, 9, T0)).toBe(true);
+        expect(await store.grantApplication(alice.userId, 9, T0)).toBe(false);
+        expect((await store.getUser(alice.userId))?.appIds).toEqual([2, 9]);
+        expect(await store.revokeApplication(alice.userId, 9, T0)).toBe(true);
+        expect(await store.revokeApplication(alice.userId, 9, T0)).toBe(false);
+        expect((await store.getUser(alice.userId))?.appIds).toEqual([2]);
+      });
+
+      it('withdrawing an application revokes the user\'s tokens for it only', async () => {
+        await store.insertApplication(app(9));
+        const alice = await addUser('alice', [2, 9]);
+        const on9 = await addSession(alice, 9);
+        const on2 = await addSession(alice, 2);
+        await store.revokeApplication(alice.userId, 9, at(HOUR));
+        expect(await store.findToken(on9)).toMatchObject({ revokedAt: at(HOUR), granted: false });
+        expect(await store.findToken(on2)).toMatchObject({ revokedAt: null, granted: true });
+      });
+
+      it('a password change replaces the hash and revokes every token of the user', async () => {
+        const alice = await addUser('alice');
+        const bob = await addUser('bob');
+        const a = await addSession(alice);
+        const b = await addSession(bob);
+        await store.setPasswordHash(alice.userId, 'new-hash', at(HOUR));
+        expect(await store.findUserByLoginKey('alice')).toMatchObject({ passwordHash: 'new-hash', passwordChangedAt: at(HOUR) });
+        expect((await store.findToken(a))?.revokedAt).toEqual(at(HOUR));
+        expect((await store.findToken(b))?.revokedAt).toBeNull();
+      });
+
+      it('upgrades a hash only if it is still the expected one, keeping tokens', async () => {
+        const alice = await addUser('alice', [2], 'old');
+        const a = await addSession(alice);
+        expect(await store.upgradePasswordHash(alice.userId, 'something-else', 'new')).toBe(false);
+        expect((await store.findUserByLoginKey('alice'))?.passwordHash).toBe('old');
+        expect(await store.upgradePasswordHash(alice.userId, 'old', 'new')).toBe(true);
+        expect((await store.findUserByLoginKey('alice'))?.passwordHash).toBe('new');
+        expect((await store.findToken(a))?.revokedAt).toBeNull();
+      });
+
+      it('disabling a user revokes its tokens; enabling it again does not revive them', async () => {
+        const alice = await addUser('alice');
+        const a = await addSession(alice);
+        await store.setUserEnabled(alice.userId, false, at(HOUR));
+        expect(await store.findToken(a)).toMatchObject({ revokedAt: at(HOUR), userEnabled: false });
+        await store.setUserEnabled(alice.userId, true, at(2 * HOUR));
+        expect(await store.findToken(a)).toMatchObject({ revokedAt: at(HOUR), userEnabled: true });
+        expect((await store.getUser(alice.userId))?.enabled).toBe(true);
+      });
+    });
+
+    describe('tokens', () => {
+      it('stores a session with everything needed to judge it, found by hash, and records the login', async () => {
+        await store.insertApplication(app(7, { idleTimeoutSeconds: 300 }));
+        const alice = await addUser('alice', [7]);
+        const t = token(alice, 7, { issuedAt: at(5), expiresAt: at(HOUR) });
+        expect(await store.insertSession(t, { passwordHash: 'hash-of-alice' })).toBe(true);
+        expect(await store.findToken(t.tokenHash)).toEqual({
+          tokenHash: t.tokenHash, kind: 'session', userId: alice.userId, appId: 7, clientIp: '198.51.100.7', sourceIp: '192.0.2.1',
+          issuedAt: at(5), expiresAt: at(HOUR), lastUsedAt: at(5), usedAt: null, revokedAt: null,
+          userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: 300,
+        });
+        expect((await store.getUser(alice.userId))?.lastLoginAt).toEqual(at(5));
+        expect(await store.findToken(newHash())).toBeNull();
+      });
+
+      it('refuses a session when the password hash changed, the user or app is disabled, or there is no grant', async () => {
+        await store.insertApplication(app(7));
+        await store.insertApplication(app(8, { enabled: false }));
+        const alice = await addUser('alice', [2, 8]);
+        const bob = await addUser('bob', [2]);
+        await store.setUserEnabled(bob.userId, false, T0);
+        const refused = [
+          await store.insertSession(token(alice, 2), { passwordHash: 'stale-hash' }),
+          await store.insertSession(token(alice, 7), { passwordHash: 'hash-of-alice' }), // no grant
+          await store.insertSession(token(alice, 8), { passwordHash: 'hash-of-alice' }), // app disabled
+          await store.insertSession(token(bob, 2), { passwordHash: 'hash-of-bob' }), // user disabled
+        ];
+        expect(refused).toEqual([false, false, false, false]);
+        expect((await store.getUser(alice.userId))?.lastLoginAt).toBeNull();
+      });
+
+      it('stores tickets under the same conditions, without a password check', async () => {
+        await store.insertApplication(app(7));
+        const alice = await addUser('alice', [2]);
+        const ticket = token(alice, 2, { expiresAt: at(120_000) });
+        expect(await store.insertTicket(ticket)).toBe(true);
+        expect(await store.findToken(ticket.tokenHash)).toMatchObject({ kind: 'ticket', usedAt: null, expiresAt: at(120_000) });
+        expect(await store.insertTicket(token(alice, 7))).toBe(false);
+        expect((await store.getUser(alice.userId))?.lastLoginAt).toBeNull();
+      });
+
+      it('records uses of a session, never moving the last use backwards', async () => {
+        const alice = await addUser('alice');
+        const a = await addSession(alice);
+        await store.touchToken(a, at(10 * 60_000));
+        expect((await store.findToken(a))?.lastUsedAt).toEqual(at(10 * 60_000));
+        await store.touchToken(a, at(5 * 60_000));
+        expect((await store.findToken(a))?.lastUsedAt).toEqual(at(10 * 60_000));
+      });
+
+      it('consumes a ticket exactly once, even when asked concurrently', async () => {
+        const alice = await addUser('alice');
+        const ticket = token(alice, 2, { expiresAt: at(120_000) });
+        await store.insertTicket(ticket);
+        const results = await Promise.all(Array.from({ length: 10 }, () => store.consumeTicket(ticket.tokenHash, at(1000))));
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect((await store.findToken(ticket.tokenHash))?.usedAt).toEqual(at(1000));
+        expect(await store.consumeTicket(ticket.tokenHash, at(2000))).toBe(false);
+      });
+
+      it('does not consume an expired or revoked ticket, nor a session token', async () => {
+        const alice = await addUser('alice');
+        const expired = token(alice, 2, { expiresAt: at(120_000) });
+        const revoked = token(alice, 2, { expiresAt: at(120_000) });
+        await store.insertTicket(expired);
+        await store.insertTicket(revoked);
+        const session = await addSession(alice);
+        expect(await store.consumeTicket(expired.tokenHash, at(120_000))).toBe(false);
+        await store.revokeTokens({ userId: alice.userId }, at(1));
+        expect(await store.consumeTicket(revoked.tokenHash, at(2))).toBe(false);
+        expect(await store.consumeTicket(session, at(2))).toBe(false);
+        expect(await store.consumeTicket(newHash(), at(2))).toBe(false);
+      });
+
+      it('revokes the live tokens of one user, or of everybody, and counts them', async () => {
+        const alice = await addUser('alice');
+        const bob = await addUser('bob');
+        const a1 = await addSession(alice);
+        await addSession(alice);
+        await addSession(alice, 2, { expiresAt: at(1000) }); // already expired at revocation time: not counted
+        const b1 = await addSession(bob);
+        expect(await store.revokeTokens({ userId: alice.userId }, at(HOUR))).toBe(2);
+        expect((await store.findToken(a1))?.revokedAt).toEqual(at(HOUR));
+        expect((await store.findToken(b1))?.revokedAt).toBeNull();
+        expect(await store.revokeTokens({ userId: alice.userId }, at(HOUR))).toBe(0);
+        expect(await store.revokeTokens({ all: true }, at(2 * HOUR))).toBe(1);
+        expect((await store.findToken(b1))?.revokedAt).toEqual(at(2 * HOUR));
+      });
+
+      it('deletes tokens that expired before a given time', async () => {
+        const alice = await addUser('alice');
+        const old = await addSession(alice, 2, { expiresAt: at(HOUR) });
+        const live = await addSession(alice, 2, { expiresAt: at(3 * HOUR) });
+        expect(await store.deleteExpiredTokens(at(2 * HOUR))).toBe(1);
+        expect(await store.findToken(old)).toBeNull();
+        expect(await store.findToken(live)).not.toBeNull();
+      });
+    });
+
+    describe('news', () => {
+      const base = {
+        appId: 2, language: 'en', title: 'Title', body: 'Body', url: null, publishedAt: T0, expiresAt: null,
+        minVersion: null, maxVersion: null, membersOnly: false, createdAt: T0,
+      };
+
+      it('stores every field and assigns increasing ids', async () => {
+        const first = await store.insertNews({ ...base, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR' });
+        const second = await store.insertNews(base);
+        expect(first).toEqual({ ...base, newsId: first.newsId, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR' });
+        expect(second.newsId).toBeGreaterThan(first.newsId);
+        expect(await store.getNews(first.newsId)).toEqual(first);
+        expect(await store.getNews(999_999)).toBeNull();
+      });
+
+      it('lists news newest first, optionally of one application', async () => {
+        await store.insertApplication(app(7));
+        const a = await store.insertNews({ ...base, publishedAt: at(1) });
+        const b = await store.insertNews({ ...base, publishedAt: at(3) });
+        const c = await store.insertNews({ ...base, appId: 7, publishedAt: at(2) });
+        expect((await store.listNews()).map((n) => n.newsId)).toEqual([b.newsId, c.newsId, a.newsId]);
+        expect((await store.listNews({ appId: 7 })).map((n) => n.newsId)).toEqual([c.newsId]);
+      });
+
+      it('finds the published, unexpired rows of an application in the given languages, newest first', async () => {
+        await store.insertApplication(app(7));
+        const now = at(10 * HOUR);
+        const older = await store.insertNews({ ...base, publishedAt: at(1 * HOUR) });
+        const newer = await store.insertNews({ ...base, publishedAt: at(2 * HOUR) });
+        const sameTime = await store.insertNews({ ...base, publishedAt: at(2 * HOUR), language: 'pt' });
+        await store.insertNews({ ...base, publishedAt: at(11 * HOUR) }); // scheduled
+        await store.insertNews({ ...base, expiresAt: now }); // expired at now
+        await store.insertNews({ ...base, language: 'de' }); // other language
+        await store.insertNews({ ...base, appId: 7 }); // other application
+        const stillLive = await store.insertNews({ ...base, expiresAt: at(10 * HOUR + 1) });
+        const members = await store.insertNews({ ...base, membersOnly: true });
+
+        const publicRows = await store.findPublishedNews({ appId: 2, languages: ['en', 'pt'], now, includeMembersOnly: false });
+        expect(publicRows.map((n) => n.newsId)).toEqual([sameTime.newsId, newer.newsId, older.newsId, stillLive.newsId]);
+        const memberRows = await store.findPublishedNews({ appId: 2, languages: ['en'], now, includeMembersOnly: true });
+        // Same publication time: the later row (higher id) first.
+        expect(memberRows.map((n) => n.newsId)).toEqual([newer.newsId, older.newsId, members.newsId, stillLive.newsId]);
+        expect(await store.findPublishedNews({ appId: 2, languages: [], now, includeMembersOnly: true })).toEqual([]);
+      });
+
+      it('deletes a row, reporting whether it existed', async () => {
+        const n = await store.insertNews(base);
+        expect(await store.deleteNews(n.newsId)).toBe(true);
+        expect(await store.deleteNews(n.newsId)).toBe(false);
+        expect(await store.getNews(n.newsId)).toBeNull();
+      });
+    });
+
+    describe('lifecycle', () => {
+      it('closes idempotently; calls after close reject', async () => {
+        await store.close();
+        await store.close();
+        await expect(store.getApplication(2)).rejects.toThrow();
+        store = await makeStore(); // for afterEach
+      });
+    });
+  });
+}
