@@ -89,7 +89,12 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // Idle and stalled connections are closed by the socket inactivity timeout (see below).
+    connectionTimeout: 72_000,
   });
+  // IIS sends no Keep-Alive header (README "HTTP framing"); Node writes one whenever a
+  // keep-alive timeout is set, so keep-alive idleness is bounded by connectionTimeout instead.
+  app.server.keepAliveTimeout = 0;
 
   // Every body is read raw (bounded by bodyLimit) and decoded by the wire layer itself.
   app.removeAllContentTypeParsers();
@@ -101,7 +106,6 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
       {
-        reqId: request.id,
         method: request.method,
         path: splitTarget(request.url).path,
         operation: request.asmx.operation,
