@@ -42,6 +42,12 @@ export interface OperationSpec {
    * plus the `Authorization` header. Only the two JSON operations have them.
    */
   readonly requestReads?: readonly string[];
+  /**
+   * The result can carry a secret (a token or a login ticket): its responses are sent with
+   * `Cache-Control: no-store` instead of ASMX's `private, max-age=0`, success or not, so the
+   * headers never tell a success from a failure.
+   */
+  readonly resultCarriesSecret?: boolean;
 }
 
 export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
@@ -55,6 +61,7 @@ export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
       { name: 'IPAddress', type: 'string' },
     ],
     result: 'string',
+    resultCarriesSecret: true,
   },
   {
     name: 'ValidateUserToken',
@@ -80,6 +87,7 @@ export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
     params: [],
     result: 'string',
     requestReads: ['login', 'password', 'AppId', 'IPAddress'],
+    resultCarriesSecret: true,
   },
   {
     name: 'ValidateUserTokenJSON',
@@ -96,6 +104,7 @@ export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
       { name: 'AppID', type: 'int' },
     ],
     result: 'string',
+    resultCarriesSecret: true,
   },
 ] satisfies OperationSpec[]);
 

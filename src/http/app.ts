@@ -66,8 +66,16 @@ function bodyBytes(request: FastifyRequest): Uint8Array {
   return Buffer.isBuffer(request.body) ? request.body : new Uint8Array(0);
 }
 
+/** The help page needs nothing but its own inline styles and a form posting back here. */
+const HELP_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
 function send(reply: FastifyReply, response: WireResponse): FastifyReply {
-  reply.code(response.status).header('content-type', response.contentType).header('cache-control', response.cacheControl);
+  reply
+    .code(response.status)
+    .header('content-type', response.contentType)
+    .header('cache-control', response.cacheControl)
+    // Browsers must not guess a type: a reflected value in a text/plain error stays text.
+    .header('x-content-type-options', 'nosniff');
   if (response.headers) for (const [k, v] of Object.entries(response.headers)) reply.header(k, v);
   return reply.send(response.body);
 }
@@ -155,7 +163,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const version: SoapVersion = decoded.version;
     try {
       const value = await invoke(request, decoded.operation, decoded.args, { query: parseUrlEncoded(query), form: FormCollection.EMPTY });
-      return send(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value)));
+      return send(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value), decoded.operation.spec.resultCarriesSecret));
     } catch (err) {
       request.log.error({ err, reqId: request.id, operation: decoded.operation.name }, 'operation failed');
       return send(reply, soapErrorResponse(version, { code: 'SERVER_ERROR' }));
@@ -186,7 +194,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!bound.ok) return httpError(bound.error);
     try {
       const value = await invoke(request, operation, bound.args, { query: queryValues, form });
-      return send(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value)));
+      return send(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
     } catch (err) {
       request.log.error({ err, reqId: request.id, operation: operation.name }, 'operation failed');
       return send(reply, httpErrorResponse({ code: 'SERVER_ERROR' }));
@@ -201,7 +209,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (flag === 'disco') return send(reply, success(XML_CONTENT_TYPE, disco(url)));
     const op = parseUrlEncoded(query).get('op');
     const page = (op !== undefined ? help.operation(url, op) : undefined) ?? help.index(url);
-    return send(reply, success(HTML_UTF8, page));
+    return send(reply, { ...success(HTML_UTF8, page), headers: { 'content-security-policy': HELP_PAGE_CSP } });
   }
 
   app.route({

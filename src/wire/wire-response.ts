@@ -22,9 +22,11 @@ const TEXT_CONTENT_TYPE = 'text/plain; charset=utf-8';
 const HTML_CONTENT_TYPE = 'text/html';
 export const CACHE_SUCCESS = 'private, max-age=0';
 export const CACHE_ERROR = 'private';
+/** Responses of operations whose result can be a token or ticket (deviation: a security decision). */
+export const CACHE_SECRET = 'no-store';
 
-export function success(contentType: string, body: string): WireResponse {
-  return { status: 200, contentType, cacheControl: CACHE_SUCCESS, body };
+export function success(contentType: string, body: string, carriesSecret = false): WireResponse {
+  return { status: 200, contentType, cacheControl: carriesSecret ? CACHE_SECRET : CACHE_SUCCESS, body };
 }
 
 /** Errors on the SOAP bindings: bare 400/415, the pipeline page for JSON posts, else a fault. */

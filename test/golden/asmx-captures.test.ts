@@ -10,6 +10,7 @@
  * exact answer, asserted too.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../../src/contract/operations.js';
 import { escapeXmlText } from '../../src/wire/xml-text.js';
 import { captureNames, readCapturedRequest, readCapturedResponse, type CapturedResponse } from '../support/captures.js';
 import { createTestStack, seedReference, type TestStack } from '../support/start-app.js';
@@ -78,6 +79,22 @@ export const DEVIATIONS: Readonly<Record<string, { reason: string; status: numbe
     body: `Maximum request length exceeded.${CRLF}`,
   },
 };
+
+/**
+ * Deviations that apply to a kind of response rather than to one capture (security decisions).
+ * - `no-store`: responses of the operations whose result can be a token or a login ticket
+ *   (ValidateUser, ValidateUserJSON, GetUserLoginURL) are sent with `Cache-Control: no-store`,
+ *   not `private, max-age=0`, so no cache along the way keeps a credential (issue 6; OWASP ASVS
+ *   V14 / "sensitive data not cached"). It applies to their failures too, so headers never tell
+ *   a success from a failure.
+ */
+export const DEVIATION_RULES = ['no-store on responses of operations that return tokens or tickets'] as const;
+const SECRET_OPERATIONS = new Set(OPERATIONS.filter((op) => op.resultCarriesSecret).map((op) => op.name));
+
+/** The operation a 200 response answers: the SOAP response element, or the GET/POST path. */
+function answeredOperation(target: string, body: string): string | undefined {
+  return /<(\w+)Response xmlns="SVCAPI"/.exec(body)?.[1] ?? /^\/Authentication\.asmx\/(\w+)/i.exec(target)?.[1];
+}
 
 const GUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const ZERO_GUID = '00000000-0000-0000-0000-000000000000';
@@ -174,7 +191,9 @@ describe('golden captures of the reference ASMX stack', () => {
       const contentType = adjusted?.contentType ?? captured.headers['content-type'];
       expect(res.statusCode).toBe(status);
       expect(res.headers['content-type']).toBe(contentType);
-      expect(res.headers['cache-control']).toBe(adjusted?.cacheControl ?? captured.headers['cache-control']);
+      const secret = status === 200 && SECRET_OPERATIONS.has(answeredOperation(target, captured.body.toString('utf8')) ?? '');
+      expect(res.headers['cache-control']).toBe(secret ? 'no-store' : (adjusted?.cacheControl ?? captured.headers['cache-control']));
+      expect(res.headers['x-content-type-options']).toBe('nosniff');
       expect(res.headers['x-aspnet-version']).toBeUndefined();
       expect(res.headers.server).toBeUndefined();
       if (status === 405) expect(res.headers.allow).toBe('GET, HEAD, POST');

@@ -55,3 +55,31 @@ describe('HTTP framing', () => {
     expect(res.body).toContain('<soap:address location="http://svc.example:8443/authentication.asmx" />');
   });
 });
+
+describe('security headers', () => {
+  let app: StartedApp;
+  beforeAll(async () => {
+    app = await startApp();
+    await app.seedUser('carol', 'carol-pass', 2);
+  });
+  afterAll(async () => app.close());
+
+  it('never lets a cache keep a token or ticket, success or failure alike', async () => {
+    const ok = await rawGet(`${app.url}/Authentication.asmx/ValidateUser?login=carol&password=carol-pass&AppId=2&IPAddress=`);
+    const bad = await rawGet(`${app.url}/Authentication.asmx/ValidateUser?login=carol&password=wrong&AppId=2&IPAddress=`);
+    expect(ok.body).toMatch(/[0-9a-f-]{36}/);
+    expect(ok.headers['cache-control']).toBe('no-store');
+    expect(bad.headers['cache-control']).toBe('no-store');
+    const json = await rawGet(`${app.url}/Authentication.asmx/ValidateUserJSON?login=carol&password=carol-pass&AppId=2`);
+    expect(json.headers['cache-control']).toBe('no-store');
+    // Operations that return no secret keep ASMX's header.
+    const check = await rawGet(`${app.url}/Authentication.asmx/ValidateUserToken?token=x`);
+    expect(check.headers['cache-control']).toBe('private, max-age=0');
+  });
+
+  it('sends nosniff on every response, errors included', async () => {
+    for (const path of ['/Authentication.asmx/Nope', '/nowhere', '/Authentication.asmx?WSDL']) {
+      expect((await rawGet(`${app.url}${path}`)).headers['x-content-type-options']).toBe('nosniff');
+    }
+  });
+});
