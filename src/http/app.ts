@@ -15,6 +15,7 @@ import { compileContract, type CompiledContract, type CompiledOperation } from '
 import { compileDisco } from '../wire/disco.js';
 import { compileHelpPage } from '../wire/help-page.js';
 import { bindHttpArgs, FormCollection, lookupHttpMethod, parseUrlEncoded, readFormBody } from '../wire/http-form.js';
+import { offersHttpGet, type HttpGetOption } from '../wire/http-get-option.js';
 import { writeHttpResult } from '../wire/http-result.js';
 import { parseMediaType } from '../wire/media-type.js';
 import { SOAP_CONTENT_TYPE, type SoapVersion } from '../wire/soap-envelope.js';
@@ -27,20 +28,40 @@ import { createOperationHandlers, type OperationHandler, type RequestFacts } fro
 
 /** The part of the configuration the HTTP layer reads (src/config.ts `Config` satisfies it). */
 export interface HttpAppConfig {
-  readonly http: { readonly maxRequestBytes: number; readonly bodyTimeoutMs: number };
+  readonly http: {
+    readonly maxRequestBytes: number;
+    readonly bodyTimeoutMs: number;
+    /** Operations offered over HTTP GET: all (default), none, or a list (issue 6: GET puts passwords in URLs). */
+    readonly httpGet?: HttpGetOption;
+  };
   readonly timeZone: string;
+  /** Reverse proxies whose X-Forwarded-For / -Proto are believed (fastify trustProxy); none when empty. */
+  readonly trustedProxies?: readonly string[];
+}
+
+/** What the access log says about a finished request, for metrics (src/ops/metrics.ts). */
+export interface RequestDone {
+  /** A contract operation name (never user input), or null. */
+  readonly operation: string | null;
+  readonly binding: Binding;
+  readonly statusCode: number;
+  readonly durationMs: number;
 }
 
 export interface AppOptions {
   readonly service: AuthService;
   readonly config: HttpAppConfig;
   readonly logger?: Logger | boolean;
+  /** Called once per finished request, after the access line is written. */
+  readonly onRequestDone?: (done: RequestDone) => void;
+  /** True once shutdown has begun: responses then carry `Connection: close` so clients reconnect elsewhere. */
+  readonly draining?: () => boolean;
 }
 
 const SERVICE_PATH_LOWER = SERVICE_PATH.toLowerCase();
 const HTML_UTF8 = 'text/html; charset=utf-8';
 
-type Binding = 'soap11' | 'soap12' | 'http-get' | 'http-post' | 'doc' | 'none';
+export type Binding = 'soap11' | 'soap12' | 'http-get' | 'http-post' | 'doc' | 'none';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -84,9 +105,10 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { service, config } = options;
   const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
   const handlers = createOperationHandlers(service);
-  const wsdl = compileWsdl(OPERATIONS);
+  const httpGet = config.http.httpGet;
+  const wsdl = compileWsdl(OPERATIONS, { httpGet });
   const disco = compileDisco();
-  const help = compileHelpPage(OPERATIONS);
+  const help = compileHelpPage(OPERATIONS, { httpGet });
 
   const app = Fastify({
     loggerInstance: typeof options.logger === 'object' ? options.logger : undefined,
@@ -97,6 +119,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
+    // request.ip / request.protocol come from X-Forwarded-For / -Proto only when the peer is one of these.
+    trustProxy: config.trustedProxies !== undefined && config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
     // Idle and stalled connections are closed by the socket inactivity timeout (see below).
     connectionTimeout: 72_000,
   });
@@ -124,7 +148,15 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       },
       'request',
     );
+    options.onRequestDone?.({ operation: request.asmx.operation, binding: request.asmx.binding, statusCode: reply.statusCode, durationMs: reply.elapsedTime });
   });
+  if (options.draining !== undefined) {
+    const draining = options.draining;
+    app.addHook('onSend', async (_request, reply, payload) => {
+      if (draining()) reply.header('connection', 'close');
+      return payload;
+    });
+  }
 
   function callerContext(request: FastifyRequest): CallerContext {
     return { sourceIp: request.ip, requestId: String(request.id) };
@@ -177,6 +209,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     const lookup = lookupHttpMethod(contract, methodName);
     if (!lookup.ok) return httpError(lookup.error);
     const operation = lookup.operation;
+    if (!isPost && !offersHttpGet(httpGet, operation.name)) return httpError({ code: 'REQUEST_FORMAT_UNRECOGNIZED', urlEnding: `/${methodName}` });
     request.asmx.operation = operation.name;
     let values: FormCollection;
     let queryValues = FormCollection.EMPTY;

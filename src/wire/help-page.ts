@@ -16,11 +16,12 @@
  * contract's texts and per request for the URL parts (which come from the request's Host).
  */
 import { OPERATIONS, SERVICE_NAME, SERVICE_NAMESPACE, SERVICE_PATH, type OperationSpec, type ParamSpec } from '../contract/operations.js';
+import { offersHttpGet, type HttpGetOption } from './http-get-option.js';
 import { htmlEncode } from './xml-text.js';
 
 export interface HelpPageOptions {
-  /** Whether the HttpGet protocol is enabled: when off, its sample section is left out. Default on. */
-  readonly httpGet?: boolean;
+  /** Which operations the HttpGet protocol offers (default all): for the others its sample section is left out. */
+  readonly httpGet?: HttpGetOption;
 }
 
 export interface HelpPage {
@@ -359,10 +360,9 @@ function operationBody(op: OperationSpec, httpGet: boolean): string {
 
 /** Compiles the help pages for `operations` once; the returned functions only fill in the URL. */
 export function compileHelpPage(operations: readonly OperationSpec[] = OPERATIONS, options: HelpPageOptions = {}): HelpPage {
-  const httpGet = options.httpGet !== false;
   const indexTemplate = compileTemplate(page(indexBody(operations)));
   const opTemplates = new Map<string, Template>(
-    operations.map((op) => [op.name, compileTemplate(page(operationBody(op, httpGet)))]),
+    operations.map((op) => [op.name, compileTemplate(page(operationBody(op, offersHttpGet(options.httpGet, op.name))))]),
   );
   return {
     index: (serviceUrl: string): string => indexTemplate(urlParts(serviceUrl)),

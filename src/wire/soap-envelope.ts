@@ -70,6 +70,7 @@ function faultCode(error: WireError): FaultCode {
     case 'INVALID_METHOD_NAME':
     case 'METHOD_NAME_CASE':
     case 'REQUEST_FORMAT_INVALID':
+    case 'REQUEST_FORMAT_UNRECOGNIZED':
     case 'SCRIPT_SERVICE_REQUIRED':
       return 'Client';
     case 'SOAP_NO_BODY':

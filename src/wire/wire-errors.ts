@@ -13,6 +13,7 @@ export type WireError =
   | { readonly code: 'INVALID_METHOD_NAME'; readonly methodName: string }
   | { readonly code: 'METHOD_NAME_CASE'; readonly methodName: string; readonly correctName: string }
   | { readonly code: 'REQUEST_FORMAT_INVALID'; readonly contentType: string }
+  | { readonly code: 'REQUEST_FORMAT_UNRECOGNIZED'; readonly urlEnding: string }
   | { readonly code: 'SCRIPT_SERVICE_REQUIRED' }
   | { readonly code: 'REQUEST_TOO_LARGE' }
   // SOAP ---------------------------------------------------------------------------------------
@@ -55,6 +56,9 @@ export function messageChain(error: WireError, source: ErrorSource): readonly st
       return [`Invalid method name '${error.methodName}', method names are case sensitive. The method name '${error.correctName}' with the same name but different casing was found.${NL}Parameter name: methodName`];
     case 'REQUEST_FORMAT_INVALID':
       return [`Request format is invalid: ${error.contentType}.`];
+    case 'REQUEST_FORMAT_UNRECOGNIZED':
+      // What ASMX says for a protocol removed in web.config (here: HttpGet turned off).
+      return [`Request format is unrecognized for URL unexpectedly ending in '${error.urlEnding}'.`];
     case 'SCRIPT_SERVICE_REQUIRED':
       return ['Only Web services with a [ScriptService] attribute on the class definition can be called from script.'];
     case 'REQUEST_TOO_LARGE':

@@ -15,15 +15,17 @@ import {
   type ParamType,
   type ResultType,
 } from '../contract/operations.js';
+import { offersHttpGet, type HttpGetOption } from './http-get-option.js';
 import { escapeXmlAttr } from './xml-text.js';
 
 export interface WsdlOptions {
   /**
    * Whether the HttpGet protocol is enabled (web.config `<protocols><remove name="HttpGet"/>`
    * turns it off). When off, ASMX leaves out the HttpGet messages, port type, binding and port;
-   * everything else is unchanged. Default: on, as in the captures.
+   * everything else is unchanged. A list of operation names offers only those over GET (our
+   * extension). Default: on, as in the captures.
    */
-  readonly httpGet?: boolean;
+  readonly httpGet?: HttpGetOption;
 }
 
 const NS = {
@@ -220,7 +222,11 @@ function port(binding: string, addressElement: string): XmlNode {
 
 /** Builds the whole wsdl:definitions tree, with URL_SLOT where the service URL goes. */
 export function buildWsdlTree(operations: readonly OperationSpec[], options: WsdlOptions = {}): XmlNode {
-  const httpProtocols: HttpProtocol[] = options.httpGet === false ? ['HttpPost'] : ['HttpGet', 'HttpPost'];
+  // Operations offered over HttpGet (all, none, or a list); the HttpGet binding is left out
+  // entirely when it offers none, as .NET does when the protocol is removed in web.config.
+  const getOperations = operations.filter((op) => offersHttpGet(options.httpGet, op.name));
+  const httpProtocols: HttpProtocol[] = getOperations.length === 0 ? ['HttpPost'] : ['HttpGet', 'HttpPost'];
+  const over = (protocol: HttpProtocol): readonly OperationSpec[] => (protocol === 'HttpGet' ? getOperations : operations);
   const httpResults = [...new Set(operations.map((op) => op.result))];
 
   const types = el('wsdl:types', [], [
@@ -232,15 +238,15 @@ export function buildWsdlTree(operations: readonly OperationSpec[], options: Wsd
 
   const messages = [
     ...operations.flatMap(soapMessages),
-    ...httpProtocols.flatMap((protocol) => operations.flatMap((op) => httpMessages(op, protocol))),
+    ...httpProtocols.flatMap((protocol) => over(protocol).flatMap((op) => httpMessages(op, protocol))),
   ];
 
-  const portTypes = [portType(operations, 'Soap'), ...httpProtocols.map((protocol) => portType(operations, protocol))];
+  const portTypes = [portType(operations, 'Soap'), ...httpProtocols.map((protocol) => portType(over(protocol), protocol))];
 
   const bindings = [
     soapBinding(operations, 'soap'),
     soapBinding(operations, 'soap12'),
-    ...httpProtocols.map((protocol) => httpBinding(operations, protocol)),
+    ...httpProtocols.map((protocol) => httpBinding(over(protocol), protocol)),
   ];
 
   const service = el('wsdl:service', [['name', SERVICE_NAME]], [

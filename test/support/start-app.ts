@@ -14,6 +14,7 @@ import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
+import type { HttpGetOption } from '../../src/wire/http-get-option.js';
 
 export interface TestStack {
   readonly app: FastifyInstance;
@@ -27,7 +28,10 @@ export interface TestStack {
 export interface StackOptions {
   readonly timeZone?: string;
   readonly maxRequestBytes?: number;
+  /** How long a request may take to arrive in full; tests of slow bodies shorten it. */
+  readonly bodyTimeoutMs?: number;
   readonly clock?: Clock;
+  readonly httpGet?: HttpGetOption;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -39,7 +43,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
     service,
-    config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: 10_000 }, timeZone: options.timeZone ?? 'UTC' },
+    config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000, ...(options.httpGet !== undefined ? { httpGet: options.httpGet } : {}) }, timeZone: options.timeZone ?? 'UTC' },
     logger: false,
   });
   return {
