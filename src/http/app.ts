@@ -24,6 +24,7 @@ import { writeSoapResult } from '../wire/soap-result.js';
 import type { WireError } from '../wire/wire-errors.js';
 import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
 import { compileWsdl } from '../wire/wsdl.js';
+import { httpSysErrorResponse } from '../wire/error-pages.js';
 import { createOperationHandlers, type OperationHandler, type RequestFacts } from './operation-handlers.js';
 
 /** The part of the configuration the HTTP layer reads (src/config.ts `Config` satisfies it). */
@@ -110,11 +111,37 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const disco = compileDisco();
   const help = compileHelpPage(OPERATIONS, { httpGet });
 
+  const bodyTimeoutMs = config.http.bodyTimeoutMs;
   const app = Fastify({
     loggerInstance: typeof options.logger === 'object' ? options.logger : undefined,
     logger: typeof options.logger === 'boolean' ? options.logger : undefined,
     bodyLimit: config.http.maxRequestBytes,
-    requestTimeout: config.http.bodyTimeoutMs,
+    requestTimeout: bodyTimeoutMs,
+    // Node only enforces requestTimeout when headersTimeout is not longer, and checks every
+    // connectionsCheckingInterval: both follow the body timeout so a stalled body is cut off on time.
+    http: {
+      requestTimeout: bodyTimeoutMs,
+      headersTimeout: Math.min(bodyTimeoutMs, 60_000),
+      connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)),
+    },
+    // Requests that cannot even be framed get http.sys's answer, never the framework's JSON.
+    clientErrorHandler: (error: Error & { code?: string }, socket) => {
+      if (error.code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) {
+        socket.write(
+          error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+            ? httpSysErrorResponse(408, 'The request took too long to arrive.')
+            : error.code === 'HPE_HEADER_OVERFLOW'
+              ? httpSysErrorResponse(400, 'The size of the request headers is too long.')
+              : httpSysErrorResponse(400, 'The request is badly formed.'),
+        );
+      }
+      socket.destroy();
+    },
+    // A path with an undecodable %-escape: http.sys's "Invalid URL" page.
+    frameworkErrors: (_error, _request, reply) => {
+      send(reply, pageResponse(400));
+    },
     // Fastify's own request log would write the URL, query string (and so GET passwords) and all.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
@@ -245,33 +272,39 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     return send(reply, { ...success(HTML_UTF8, page), headers: { 'content-security-policy': HELP_PAGE_CSP } });
   }
 
+  /** ASMX's own dispatch: documentation, SOAP, HTTP GET/POST, or the pipeline's HTML pages. */
+  async function dispatch(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const { path, query } = splitTarget(request.url);
+    const lower = path.toLowerCase();
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    if (lower === SERVICE_PATH_LOWER) {
+      if (method === 'GET') return handleDocumentation(request, reply, path, query);
+      if (method === 'POST') return handleSoap(request, reply, query);
+      return send(reply, pageResponse(405));
+    }
+    if (lower.startsWith(SERVICE_PATH_LOWER + '/')) {
+      if (method !== 'GET' && method !== 'POST') return send(reply, pageResponse(405));
+      const methodName = path.slice(SERVICE_PATH.length + 1);
+      // "/Authentication.asmx/" names no method: ASP.NET fails before ASMX runs.
+      if (methodName === '') return send(reply, pageResponse(500));
+      return handleHttpOperation(request, reply, methodName, query);
+    }
+    return send(reply, pageResponse(404));
+  }
+
   app.route({
     method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE'],
     url: '*',
-    handler: async (request, reply) => {
-      const { path, query } = splitTarget(request.url);
-      const lower = path.toLowerCase();
-      const method = request.method === 'HEAD' ? 'GET' : request.method;
-      if (lower === SERVICE_PATH_LOWER) {
-        if (method === 'GET') return handleDocumentation(request, reply, path, query);
-        if (method === 'POST') return handleSoap(request, reply, query);
-        return send(reply, pageResponse(405));
-      }
-      if (lower.startsWith(SERVICE_PATH_LOWER + '/')) {
-        if (method !== 'GET' && method !== 'POST') return send(reply, pageResponse(405));
-        const methodName = path.slice(SERVICE_PATH.length + 1);
-        // "/Authentication.asmx/" names no method: ASP.NET fails before ASMX runs.
-        if (methodName === '') return send(reply, pageResponse(500));
-        return handleHttpOperation(request, reply, methodName, query);
-      }
-      return send(reply, pageResponse(404));
-    },
+    handler: dispatch,
   });
 
   app.setNotFoundHandler((_request, reply) => send(reply, pageResponse(404)));
 
   // Errors raised before the handler ran (body too large, slow body, bad framing).
-  app.setErrorHandler((error: { code?: string; statusCode?: number }, request, reply) => {
+  app.setErrorHandler(async (error: { code?: string; statusCode?: number }, request, reply) => {
+    // A Content-Type the framework cannot even parse is, to ASMX, just not a SOAP or form type:
+    // dispatch as usual, with no body (415 on SOAP, "Request format is invalid" on POST, 405...).
+    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return dispatch(request, reply);
     const { path } = splitTarget(request.url);
     const lower = path.toLowerCase();
     const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE';

@@ -1,7 +1,7 @@
 /**
- * Request bytes to text. Like ASMX (RequestResponseUtils.GetEncoding), the Content-Type charset
- * wins when it names an encoding we know; otherwise the XML reader's own detection applies: a
- * byte-order mark, then the XML declaration's encoding, then UTF-8. Undecodable bytes become
+ * Request bytes to text, in ASMX's order: a byte-order mark; else the Content-Type charset when
+ * it names an encoding we know (RequestResponseUtils.GetEncoding); else the XML reader's own
+ * detection (UTF-16 by layout, the declaration's encoding, UTF-8). Undecodable bytes become
  * U+FFFD, as .NET's StreamReader does, never an exception.
  */
 
@@ -26,23 +26,37 @@ function decoderFor(label: string): TextDecoder | null {
 
 const UTF8 = new TextDecoder('utf-8', { fatal: false, ignoreBOM: false });
 
-export function decodeRequestText(body: Uint8Array, charset: string | undefined): string {
+/**
+ * `detectWithoutCharset`: on SOAP 1.2, a missing charset leaves detection to XmlTextReader
+ * (RequestResponseUtils.GetEncoding2 returns null), which recognises BOM-less UTF-16; on SOAP
+ * 1.1 ASMX assumes a single-byte charset instead, so BOM-less UTF-16 is unreadable there. (We
+ * still honour an ASCII-compatible declared encoding, and default to UTF-8, ASCII's superset.)
+ */
+export function decodeRequestText(body: Uint8Array, charset: string | undefined, detectWithoutCharset = true): string {
+  // A byte-order mark wins over the charset parameter (StreamReader with
+  // detectEncodingFromByteOrderMarks, as SoapServerProtocol.GetReaderForMessage creates it).
+  const b0 = body[0];
+  const b1 = body[1];
+  if (b0 === 0xff && b1 === 0xfe) return withLabel('utf-16le', body);
+  if (b0 === 0xfe && b1 === 0xff) return withLabel('utf-16be', body);
+  if (b0 === 0xef && b1 === 0xbb && body[2] === 0xbf) return UTF8.decode(body);
   if (charset !== undefined && charset !== '') {
     const decoder = decoderFor(charset);
     if (decoder) return decoder.decode(body);
   }
-  if (body.length >= 2) {
-    const b0 = body[0];
-    const b1 = body[1];
-    if (b0 === 0xff && b1 === 0xfe) return decoderFor('utf-16le')?.decode(body) ?? UTF8.decode(body);
-    if (b0 === 0xfe && b1 === 0xff) return decoderFor('utf-16be')?.decode(body) ?? UTF8.decode(body);
-  }
-  // The declaration is ASCII-compatible in every encoding we sniff here.
+  // Without a BOM or charset, XmlTextReader recognises UTF-16 by how `<?` is laid out.
+  if (detectWithoutCharset && b0 === 0x3c && b1 === 0x00 && body[2] === 0x3f && body[3] === 0x00) return withLabel('utf-16le', body);
+  if (detectWithoutCharset && b0 === 0x00 && b1 === 0x3c && body[2] === 0x00 && body[3] === 0x3f) return withLabel('utf-16be', body);
+  // The declaration is ASCII-compatible in every encoding left.
   const head = Buffer.from(body.subarray(0, 128)).toString('latin1');
-  const decl = /^(?:\uFEFF|\u00EF\u00BB\u00BF)?<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']/.exec(head);
+  const decl = /^<\?xml[^>]*encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']/.exec(head);
   if (decl?.[1]) {
     const decoder = decoderFor(decl[1]);
     if (decoder) return decoder.decode(body);
   }
   return UTF8.decode(body);
+}
+
+function withLabel(label: string, body: Uint8Array): string {
+  return (decoderFor(label) ?? UTF8).decode(body);
 }

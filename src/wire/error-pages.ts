@@ -55,3 +55,33 @@ export const METHOD_NOT_ALLOWED_PAGE = [
   '</html>',
   '',
 ].join('\r\n');
+
+/**
+ * What http.sys (the kernel listener in front of IIS) answers to requests it cannot even frame:
+ * a bad URL, oversized headers, a garbled request line or chunk, a body that never arrives.
+ * Written raw to the socket, so it is a whole HTTP/1.1 response.
+ */
+export function httpSysErrorResponse(status: 400 | 408, detail: string): string {
+  const title = status === 400 ? 'Bad Request' : 'Request Timeout';
+  const body = [
+    '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN""http://www.w3.org/TR/html4/strict.dtd">',
+    `<HTML><HEAD><TITLE>${title}</TITLE>`,
+    '<META HTTP-EQUIV="Content-Type" Content="text/html; charset=us-ascii"></HEAD>',
+    `<BODY><h2>${title}</h2>`,
+    `<hr><p>HTTP Error ${status}. ${detail}</p>`,
+    '</BODY></HTML>',
+    '',
+  ].join('\r\n');
+  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: text/html; charset=us-ascii\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+}
+
+/** The body of http.sys's "Bad Request - Invalid URL" page, for URLs with undecodable escapes. */
+export const INVALID_URL_PAGE = [
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN""http://www.w3.org/TR/html4/strict.dtd">',
+  '<HTML><HEAD><TITLE>Bad Request</TITLE>',
+  '<META HTTP-EQUIV="Content-Type" Content="text/html; charset=us-ascii"></HEAD>',
+  '<BODY><h2>Bad Request - Invalid URL</h2>',
+  '<hr><p>HTTP Error 400. The request URL is invalid.</p>',
+  '</BODY></HTML>',
+  '',
+].join('\r\n');

@@ -63,7 +63,7 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
   const transport = soapTransport(media.type);
   if (transport === null) return fail('1.1', { code: 'SOAP_UNSUPPORTED_MEDIA_TYPE' });
 
-  const read = readXmlDocument(decodeRequestText(input.body, media.params.get('charset')), limits);
+  const read = readXmlDocument(decodeRequestText(input.body, media.params.get('charset'), transport === '1.2'), limits);
   if (!read.ok) {
     if (transport === '1.2' && read.reason === 'empty') return fail('1.2', { code: 'SOAP_ROOT_MISSING' });
     if (transport === '1.2' && read.reason === 'dtd') return fail('1.2', { code: 'SOAP_DTD_PROHIBITED' });

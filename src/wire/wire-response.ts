@@ -7,7 +7,7 @@
 import { htmlEncode } from './xml-text.js';
 import { messageChain, type WireError } from './wire-errors.js';
 import { SOAP_CONTENT_TYPE, writeSoapFault, type SoapVersion } from './soap-envelope.js';
-import { METHOD_NOT_ALLOWED_PAGE, NOT_FOUND_PAGE, RUNTIME_ERROR_PAGE } from './error-pages.js';
+import { INVALID_URL_PAGE, METHOD_NOT_ALLOWED_PAGE, NOT_FOUND_PAGE, RUNTIME_ERROR_PAGE } from './error-pages.js';
 
 export interface WireResponse {
   readonly status: number;
@@ -54,9 +54,11 @@ export function httpErrorResponse(error: WireError): WireResponse {
   return { status: 500, contentType: TEXT_CONTENT_TYPE, cacheControl: CACHE_ERROR, body };
 }
 
-/** HTML pages of IIS / the ASP.NET pipeline. */
-export function pageResponse(status: 404 | 405 | 500): WireResponse {
+/** HTML pages of IIS / the ASP.NET pipeline (400: http.sys's invalid URL page). */
+export function pageResponse(status: 400 | 404 | 405 | 500): WireResponse {
   switch (status) {
+    case 400:
+      return { status, contentType: 'text/html; charset=us-ascii', cacheControl: CACHE_ERROR, body: INVALID_URL_PAGE };
     case 404:
       return { status, contentType: HTML_CONTENT_TYPE, cacheControl: CACHE_ERROR, body: NOT_FOUND_PAGE };
     case 405:

@@ -37,6 +37,8 @@ export interface XmlReadLimits {
 
 export const DEFAULT_XML_LIMITS: XmlReadLimits = Object.freeze({ maxDepth: 32, maxElements: 4096 });
 
+const PROLOG_THEN_DOCTYPE = /^\uFEFF?\s*(?:<\?xml[^>]*\?>)?(?:\s|<!--[\s\S]*?-->|<\?[\s\S]*?\?>)*<!DOCTYPE/;
+
 class Stop extends Error {
   constructor(readonly reason: XmlReadFailure) {
     super(reason);
@@ -85,6 +87,8 @@ export function readXmlDocument(text: string, limits: XmlReadLimits = DEFAULT_XM
     parser.write(text).close();
   } catch (err) {
     if (err instanceof Stop) return { ok: false, reason: err.reason };
+    // A DOCTYPE that never finishes still is a DTD: .NET refuses at `<!DOCTYPE`, before parsing it.
+    if (root === undefined && PROLOG_THEN_DOCTYPE.test(text)) return { ok: false, reason: 'dtd' };
     // "Root element is missing." when nothing but the prolog (or nothing at all) was sent.
     return { ok: false, reason: root === undefined && !/</.test(text.replace(/^\s*<\?xml[^>]*\?>/, '')) ? 'empty' : 'malformed' };
   }
