@@ -1,6 +1,8 @@
 import { resolve } from 'node:path';
 import type { Store } from './store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
+import { openPostgresStore } from './postgres/postgres-store.js';
+import { parsePostgresUrl, redactPostgresUrl } from './postgres/postgres-url.js';
 
 export type DatabaseLocation =
   | { readonly kind: 'sqlite'; readonly path: string }
@@ -12,7 +14,7 @@ export type DatabaseLocation =
  *   working directory);
  * - `sqlite::memory:` — a private in-memory database;
  * - a bare path with no scheme — a SQLite file, for convenience on the command line;
- * - `postgres://` / `postgresql://` — PostgreSQL (recognised, not yet supported).
+ * - `postgres://` / `postgresql://` — PostgreSQL (`?schema=<name>`, `?pool_max=<n>`: see postgres/postgres-url.ts).
  */
 export function parseDatabaseUrl(url: string): DatabaseLocation {
   const text = url.trim();
@@ -26,8 +28,16 @@ export function parseDatabaseUrl(url: string): DatabaseLocation {
     if (rest === '') throw new Error(`the database URL ${JSON.stringify(url)} names no file; expected sqlite:<path>`);
     return { kind: 'sqlite', path: resolve(rest) };
   }
-  if (scheme === 'postgres' || scheme === 'postgresql') return { kind: 'postgres', url: text };
-  throw new Error(`unsupported database URL scheme "${scheme}:"; expected sqlite:<path> (postgres:// is planned)`);
+  if (scheme === 'postgres' || scheme === 'postgresql') {
+    parsePostgresUrl(text); // checks our own parameters now, so a bad one stops the start-up with its name
+    return { kind: 'postgres', url: text };
+  }
+  throw new Error(`unsupported database URL scheme "${scheme}:"; expected sqlite:<path> or postgres://...`);
+}
+
+/** The URL for messages: a PostgreSQL password is replaced by `***`. */
+export function redactDatabaseUrl(url: string): string {
+  return /^postgres(ql)?:/i.test(url.trim()) ? redactPostgresUrl(url.trim()) : url;
 }
 
 export interface OpenStoreOptions {
@@ -42,6 +52,6 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
     case 'sqlite':
       return openSqliteStore({ path: location.path, migrate: options.migrate ?? true });
     case 'postgres':
-      throw new Error('PostgreSQL (postgres://) is not yet supported; use a sqlite: database URL for now');
+      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true });
   }
 }

@@ -1,5 +1,5 @@
 /**
- * The one persistence port of the service. Every adapter (SQLite now, PostgreSQL later) implements
+ * The one persistence port of the service. Every adapter (SQLite, PostgreSQL) implements
  * exactly this interface and passes the same contract suite (test/store/store-contract.ts).
  *
  * Rules every adapter keeps:
@@ -57,6 +57,33 @@ export interface NewUser {
   readonly enabled: boolean;
   readonly appIds: readonly number[];
   readonly createdAt: Date;
+  /** Import only (svcapi-auth import): kept from the source database; default createdAt / null. */
+  readonly passwordChangedAt?: Date;
+  readonly lastLoginAt?: Date | null;
+}
+
+/** What insertSession checks; with `newPasswordHash`, the hash is also upgraded in the same transaction (issue 7). */
+export interface SessionExpectation {
+  readonly passwordHash: string;
+  /** Replaces `passwordHash` (same password, stronger or non-legacy format); tokens and other fields untouched. */
+  readonly newPasswordHash?: string;
+}
+
+export interface LegacyMigrationInput {
+  readonly login: string;
+  readonly loginKey: string;
+  readonly passwordHash: string;
+  readonly appId: number;
+  /** null: create the user; else the hash the existing user must still have. */
+  readonly expectedHash: string | null;
+  readonly now: Date;
+}
+
+export interface PasswordHashRow {
+  readonly userId: number;
+  readonly passwordHash: string;
+  /** When the legacy service vouched for the user (lazy migration), if it did. */
+  readonly legacyMigratedAt: Date | null;
 }
 
 export type TokenKind = 'session' | 'ticket';
@@ -99,6 +126,9 @@ export interface TokenRecord {
   readonly idleTimeoutSeconds: number | null;
 }
 
+/** A token row exactly as another database held it (svcapi-auth import). */
+export type ImportedToken = Omit<TokenRecord, 'userEnabled' | 'appEnabled' | 'granted' | 'idleTimeoutSeconds'>;
+
 export interface NewsRecord {
   readonly newsId: number;
   readonly appId: number;
@@ -137,6 +167,8 @@ export interface Store {
   schemaVersion(): Promise<number>;
   /** Releases the connection; further calls reject. Idempotent. */
   close(): Promise<void>;
+  /** Readiness: resolves when the database answers a trivial query, rejects (quickly) when it is unreachable. */
+  ping(): Promise<void>;
 
   // --- applications ---
   getApplication(appId: number): Promise<Application | null>;
@@ -166,6 +198,16 @@ export interface Store {
   grantApplication(userId: number, appId: number, now: Date): Promise<boolean>;
   /** Removes the grant and revokes the user's tokens for that application; false when there was none. */
   revokeApplication(userId: number, appId: number, now: Date): Promise<boolean>;
+  /**
+   * Legacy lazy migration (issue 7): the old service vouched for this login and password. In one
+   * transaction: with `expectedHash` null, creates the user (enabled, granted `appId`) unless the
+   * login key exists; else replaces the hash of the user whose hash is still `expectedHash`
+   * (other fields and tokens untouched) and adds the grant. Either way records the user as
+   * migrated at `now`. The resulting user, or null when neither applied (raced).
+   */
+  migrateLegacyUser(input: LegacyMigrationInput): Promise<UserCredentials | null>;
+  /** Migration report (issue 7): users' hashes in ascending user id after `afterUserId`, at most `limit`. */
+  listPasswordHashes(page: { readonly afterUserId: number; readonly limit: number }): Promise<readonly PasswordHashRow[]>;
 
   // --- tokens (hot path) ---
   /**
@@ -176,7 +218,7 @@ export interface Store {
    * disable: either it commits first and the insert is refused, or it commits later and revokes
    * the new token. (A PostgreSQL adapter must lock the user row to keep this.)
    */
-  insertSession(token: NewToken, expect: { readonly passwordHash: string }): Promise<boolean>;
+  insertSession(token: NewToken, expect: SessionExpectation): Promise<boolean>;
   /** Stores a single-use login ticket under the same conditions (without the password check). */
   insertTicket(token: NewToken): Promise<boolean>;
   /** One indexed lookup by hash, joined to user, application and grant. */
@@ -192,6 +234,20 @@ export interface Store {
   revokeTokens(scope: RevokeScope, now: Date): Promise<number>;
   /** Housekeeping: deletes tokens whose absolute expiry is before `before`; returns the count. */
   deleteExpiredTokens(before: Date): Promise<number>;
+  /**
+   * Scheduled housekeeping, in small batches: deletes at most `limit` tokens and tickets (used or
+   * not; a ticket expires tickets.ttlSeconds after issue) whose absolute expiry is before `before`,
+   * oldest first, in one short transaction; returns how many. Callers repeat until it returns < limit.
+   */
+  purgeExpiredTokens(before: Date, limit: number): Promise<number>;
+  /** Metrics: session tokens that work at `now` (not revoked, not past absolute or idle expiry). */
+  countActiveTokens(now: Date): Promise<number>;
+  /**
+   * Metrics (hash migration progress): users per password hash scheme, the PHC identifier between
+   * the first two `$` (`argon2id`, `2b`...), or '' for a hash that does not start with `$`.
+   * One GROUP BY over the users table.
+   */
+  countPasswordHashSchemes(): Promise<readonly { readonly scheme: string; readonly count: number }[]>;
 
   // --- news ---
   insertNews(news: NewNews): Promise<NewsRecord>;
@@ -202,4 +258,16 @@ export interface Store {
   getNews(newsId: number): Promise<NewsRecord | null>;
   /** false when no such row. */
   deleteNews(newsId: number): Promise<boolean>;
+
+  // --- moving data between databases (svcapi-auth export / import) ---
+  /**
+   * Live tokens and tickets (not revoked, not used, not expired at `liveAt`), judged like
+   * findToken, in ascending hash order after `afterHash` (null: from the start), at most `limit`.
+   */
+  listLiveTokens(query: { readonly liveAt: Date; readonly afterHash: string | null; readonly limit: number }): Promise<readonly TokenRecord[]>;
+  /**
+   * Stores a token row as exported, with its kind and times, without the issue-time checks.
+   * false when a token with that hash exists. The user and application must exist (else rejects).
+   */
+  importToken(token: ImportedToken): Promise<boolean>;
 }

@@ -25,7 +25,7 @@ describe('SQLite adapter specifics', () => {
     const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1, name: 'initial schema' }]);
+      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'legacy migrations' }]);
     } finally {
       db.close();
     }
@@ -38,7 +38,7 @@ describe('SQLite adapter specifics', () => {
     await first.close();
     const second = await openStore(`sqlite:${path}`);
     try {
-      expect(await second.schemaVersion()).toBe(1);
+      expect(await second.schemaVersion()).toBe(2);
       expect((await second.listApplications()).map((a) => a.name)).toEqual(['GPS renamed']);
     } finally {
       await second.close();
@@ -101,7 +101,9 @@ describe('openStore / parseDatabaseUrl', () => {
     expect(() => parseDatabaseUrl('mysql://h/db')).toThrow(/unsupported database URL scheme "mysql:"/);
   });
 
-  it('says PostgreSQL is not yet supported', async () => {
-    await expect(openStore('postgres://user@localhost/auth')).rejects.toThrow(/PostgreSQL .* not yet supported/);
+  it('checks the parameters of a PostgreSQL URL up front', () => {
+    expect(parseDatabaseUrl('postgresql://u@h/db?schema=auth_1&pool_max=4')).toEqual({ kind: 'postgres', url: 'postgresql://u@h/db?schema=auth_1&pool_max=4' });
+    expect(() => parseDatabaseUrl('postgres://u@h/db?schema=Bad-Name')).toThrow(/invalid schema name/);
+    expect(() => parseDatabaseUrl('postgres://u@h/db?pool_max=0')).toThrow(/invalid pool_max/);
   });
 });

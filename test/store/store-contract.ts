@@ -346,11 +346,167 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
+    describe('export / import', () => {
+      it('keeps the times of an imported user', async () => {
+        const result = await store.insertUser({
+          login: 'Imported', loginKey: 'imported', passwordHash: 'h', enabled: false, appIds: [2], createdAt: T0,
+          passwordChangedAt: at(HOUR), lastLoginAt: at(2 * HOUR),
+        });
+        expect(result.ok && result.user).toMatchObject({ enabled: false, createdAt: T0, passwordChangedAt: at(HOUR), lastLoginAt: at(2 * HOUR) });
+      });
+
+      it('lists live tokens and tickets in hash order, page by page', async () => {
+        const alice = await addUser('alice');
+        const live = [await addSession(alice), await addSession(alice), await addSession(alice)];
+        await addSession(alice, 2, { expiresAt: at(1000) }); // expired at liveAt
+        const ticket = token(alice, 2, { expiresAt: at(HOUR) });
+        await store.insertTicket(ticket);
+        const used = token(alice, 2, { expiresAt: at(HOUR) });
+        await store.insertTicket(used);
+        await store.consumeTicket(used.tokenHash, at(1));
+        const bob = await addUser('bob');
+        await addSession(bob);
+        await store.revokeTokens({ userId: bob.userId }, at(1));
+
+        const expected = [...live, ticket.tokenHash].sort();
+        const page1 = await store.listLiveTokens({ liveAt: at(2000), afterHash: null, limit: 3 });
+        const page2 = await store.listLiveTokens({ liveAt: at(2000), afterHash: page1.at(-1)?.tokenHash ?? null, limit: 3 });
+        expect([...page1, ...page2].map((t) => t.tokenHash)).toEqual(expected);
+        expect(page1[0]).toEqual(await store.findToken(expected[0] ?? ''));
+      });
+
+      it('imports a token row as it was, once', async () => {
+        const alice = await addUser('alice');
+        const row = {
+          tokenHash: newHash(), kind: 'session' as const, userId: alice.userId, appId: 2, clientIp: null, sourceIp: '192.0.2.9',
+          issuedAt: T0, expiresAt: at(24 * HOUR), lastUsedAt: at(HOUR), usedAt: null, revokedAt: null,
+        };
+        expect(await store.importToken(row)).toBe(true);
+        expect(await store.importToken({ ...row, lastUsedAt: at(2 * HOUR) })).toBe(false);
+        expect(await store.findToken(row.tokenHash)).toEqual({ ...row, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null });
+        const usedTicket = { ...row, tokenHash: newHash(), kind: 'ticket' as const, usedAt: at(5) };
+        expect(await store.importToken(usedTicket)).toBe(true);
+        expect((await store.findToken(usedTicket.tokenHash))?.usedAt).toEqual(at(5));
+        await expect(store.importToken({ ...row, tokenHash: newHash(), appId: 404 })).rejects.toThrow();
+      });
+    });
+
+    describe('housekeeping and metrics', () => {
+      it('purges expired tokens and tickets (used or not) in batches, oldest first, keeping live ones', async () => {
+        const alice = await addUser('alice');
+        const expired = [];
+        for (let i = 1; i <= 5; i++) expired.push(await addSession(alice, 2, { expiresAt: at(i * 1000) }));
+        const usedTicket = token(alice, 2, { expiresAt: at(6000) });
+        expect(await store.insertTicket(usedTicket)).toBe(true);
+        expect(await store.consumeTicket(usedTicket.tokenHash, at(1))).toBe(true);
+        const live = await addSession(alice, 2, { expiresAt: at(3 * HOUR) });
+        const liveTicket = token(alice, 2, { expiresAt: at(3 * HOUR) });
+        await store.insertTicket(liveTicket);
+
+        expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(2);
+        // Oldest first: the two earliest expiries went.
+        expect(await store.findToken(expired[0] ?? '')).toBeNull();
+        expect(await store.findToken(expired[1] ?? '')).toBeNull();
+        expect(await store.findToken(expired[2] ?? '')).not.toBeNull();
+        expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(2);
+        expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(2);
+        expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(0);
+        expect(await store.findToken(usedTicket.tokenHash)).toBeNull();
+        expect(await store.findToken(live)).not.toBeNull();
+        expect(await store.findToken(liveTicket.tokenHash)).not.toBeNull();
+        expect(await store.purgeExpiredTokens(at(4 * HOUR), 0)).toBe(0);
+      });
+
+      it('counts the session tokens that work now, as findToken + evaluateToken would judge them', async () => {
+        expect(await store.countActiveTokens(T0)).toBe(0);
+        await store.insertApplication(app(7, { idleTimeoutSeconds: 60 }));
+        const alice = await addUser('alice', [2, 7]);
+        const bob = await addUser('bob', [2]);
+        await addSession(alice);
+        await addSession(alice);
+        await addSession(alice, 2, { expiresAt: at(1000) }); // expired at the count below
+        await addSession(alice, 7); // idle after 60 s
+        await addSession(bob);
+        await store.insertTicket(token(alice, 2)); // tickets are not sessions
+        expect(await store.countActiveTokens(at(10))).toBe(5);
+        expect(await store.countActiveTokens(at(30_000))).toBe(4);
+        expect(await store.countActiveTokens(at(61_000))).toBe(3);
+        await store.setUserEnabled(bob.userId, false, at(61_000));
+        expect(await store.countActiveTokens(at(61_000))).toBe(2);
+        await store.setUserEnabled(bob.userId, true, at(61_000)); // revoked stays revoked
+        expect(await store.countActiveTokens(at(61_000))).toBe(2);
+        await store.updateApplication(2, { enabled: false }, at(62_000));
+        expect(await store.countActiveTokens(at(62_000))).toBe(0);
+      });
+
+      it('counts users by password hash scheme', async () => {
+        expect(await store.countPasswordHashSchemes()).toEqual([]);
+        await addUser('a', [2], '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA');
+        await addUser('b', [2], '$argon2id$v=19$m=65536,t=3,p=4$c2FsdA$aGFzaA');
+        await addUser('c', [2], '$2b$10$abcdefghijklmnopqrstuv');
+        await addUser('d', [2], 'AQAAAAEAACcQAAAAEJ3bWl0');
+        await addUser('e', [2], '$weird');
+        const counts = [...await store.countPasswordHashSchemes()].sort((x, y) => x.scheme.localeCompare(y.scheme));
+        expect(counts).toEqual([{ scheme: '', count: 1 }, { scheme: '2b', count: 1 }, { scheme: 'argon2id', count: 2 }, { scheme: 'weird', count: 1 }]);
+      });
+    });
+
+    describe('legacy migration (issue 7)', () => {
+      it('a session upgrades the hash in the same transaction, keeping tokens and other fields', async () => {
+        const alice = await addUser('alice', [2], 'legacy');
+        const a = await addSession(alice);
+        const before = await store.findUserByLoginKey('alice');
+        expect(await store.insertSession(token(alice, 2), { passwordHash: 'legacy', newPasswordHash: 'argon' })).toBe(true);
+        const after = await store.findUserByLoginKey('alice');
+        expect(after).toMatchObject({ passwordHash: 'argon', enabled: true, appIds: [2], passwordChangedAt: before?.passwordChangedAt, createdAt: T0 });
+        expect((await store.findToken(a))?.revokedAt).toBeNull();
+        // The hash changed meanwhile: no token, no upgrade.
+        const refused = token(alice, 2);
+        expect(await store.insertSession(refused, { passwordHash: 'legacy', newPasswordHash: 'other' })).toBe(false);
+        expect(await store.findToken(refused.tokenHash)).toBeNull();
+        expect((await store.findUserByLoginKey('alice'))?.passwordHash).toBe('argon');
+      });
+
+      it('creates a user the legacy service vouched for, enabled and granted the application, once', async () => {
+        const created = await store.migrateLegacyUser({ login: 'Bob', loginKey: 'bob', passwordHash: 'h1', appId: 2, expectedHash: null, now: at(HOUR) });
+        expect(created).toMatchObject({ login: 'Bob', enabled: true, appIds: [2], passwordHash: 'h1', createdAt: at(HOUR), lastLoginAt: null });
+        expect(await store.migrateLegacyUser({ login: 'BOB', loginKey: 'bob', passwordHash: 'h2', appId: 2, expectedHash: null, now: at(HOUR) })).toBeNull();
+        expect((await store.findUserByLoginKey('bob'))?.passwordHash).toBe('h1');
+        expect(await store.listPasswordHashes({ afterUserId: 0, limit: 10 })).toEqual([{ userId: created?.userId, passwordHash: 'h1', legacyMigratedAt: at(HOUR) }]);
+      });
+
+      it('replaces the hash of a user that still has the expected one, adds the grant, keeps tokens and other fields', async () => {
+        await store.insertApplication(app(5));
+        const carol = await addUser('carol', [2], '$needs-reset$aspnet-membership-encrypted');
+        const t = await addSession(carol);
+        expect(await store.migrateLegacyUser({ login: 'carol', loginKey: 'carol', passwordHash: 'new', appId: 5, expectedHash: 'other', now: at(HOUR) })).toBeNull();
+        expect(await store.migrateLegacyUser({ login: 'nobody', loginKey: 'nobody', passwordHash: 'new', appId: 5, expectedHash: 'x', now: at(HOUR) })).toBeNull();
+        const migrated = await store.migrateLegacyUser({ login: 'carol', loginKey: 'carol', passwordHash: 'new', appId: 5, expectedHash: '$needs-reset$aspnet-membership-encrypted', now: at(HOUR) });
+        expect(migrated).toMatchObject({ userId: carol.userId, passwordHash: 'new', appIds: [2, 5], enabled: true, passwordChangedAt: T0, createdAt: T0 });
+        expect((await store.findToken(t))?.revokedAt).toBeNull();
+        expect(await store.listUsers()).toHaveLength(1);
+      });
+
+      it('lists password hashes page by page in user id order, with when the legacy service vouched', async () => {
+        const users = [await addUser('u1', [2], 'h-1'), await addUser('u2', [2], 'h-2'), await addUser('u3', [2], 'h-3')];
+        await store.migrateLegacyUser({ login: 'u2', loginKey: 'u2', passwordHash: 'm-2', appId: 2, expectedHash: 'h-2', now: at(HOUR) });
+        const first = await store.listPasswordHashes({ afterUserId: 0, limit: 2 });
+        expect(first.map((r) => [r.passwordHash, r.legacyMigratedAt])).toEqual([['h-1', null], ['m-2', at(HOUR)]]);
+        const rest = await store.listPasswordHashes({ afterUserId: first[1]?.userId ?? 0, limit: 2 });
+        expect(rest).toEqual([{ userId: users[2]?.userId, passwordHash: 'h-3', legacyMigratedAt: null }]);
+      });
+    });
+
     describe('lifecycle', () => {
+      it('answers ping while open', async () => {
+        await expect(store.ping()).resolves.toBeUndefined();
+      });
+
       it('closes idempotently; calls after close reject', async () => {
         await store.close();
         await store.close();
         await expect(store.getApplication(2)).rejects.toThrow();
+        await expect(store.ping()).rejects.toThrow();
         store = await makeStore(); // for afterEach
       });
     });

@@ -5,6 +5,7 @@ import type {
   Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser, NewsRecord,
   PublishedNewsQuery, RevokeScope, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
+import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 
 export interface SqliteStoreOptions {
@@ -105,10 +106,11 @@ const TOKEN_PRECONDITIONS = `
  * The hot path (every client request validates a token): one primary-key lookup, joined to the
  * token's user, application and grant so their state is judged from the same read.
  */
-export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
     t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
     EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
-  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id
+  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
+export const FIND_TOKEN_SQL = `${TOKEN_SELECT}
   WHERE t.token_hash = ?`;
 
 /** Opens (creating its directory and migrating) a SQLite database as a Store. */
@@ -168,8 +170,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     listUsers: db.prepare(`SELECT ${USER_COLUMNS} FROM users u
       WHERE @appId IS NULL OR EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = u.user_id AND g.app_id = @appId)
       ORDER BY u.login_key`),
-    insertUser: db.prepare(`INSERT INTO users (login, login_key, password_hash, enabled, created_at, password_changed_at)
-      VALUES (@login, @loginKey, @passwordHash, @enabled, @createdAt, @createdAt)
+    insertUser: db.prepare(`INSERT INTO users (login, login_key, password_hash, enabled, created_at, password_changed_at, last_login_at)
+      VALUES (@login, @loginKey, @passwordHash, @enabled, @createdAt, @passwordChangedAt, @lastLoginAt)
       ON CONFLICT (login_key) DO NOTHING`),
     insertGrant: db.prepare(`INSERT INTO user_applications (user_id, app_id, granted_at) VALUES (@userId, @appId, @now)
       ON CONFLICT (user_id, app_id) DO NOTHING`),
@@ -180,6 +182,12 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     setLastLogin: db.prepare('UPDATE users SET last_login_at = @issuedAt WHERE user_id = @userId'),
     revokeUserTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND revoked_at IS NULL'),
     revokeUserAppTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND app_id = @appId AND revoked_at IS NULL'),
+    // Issue 7: lazy migration from the legacy service, and the migration report.
+    markLegacyMigrated: db.prepare(`INSERT INTO legacy_migrations (user_id, migrated_at) VALUES (@userId, @now)
+      ON CONFLICT (user_id) DO UPDATE SET migrated_at = excluded.migrated_at`),
+    passwordHashes: db.prepare(`SELECT u.user_id, u.password_hash, m.migrated_at FROM users u
+      LEFT JOIN legacy_migrations m ON m.user_id = u.user_id
+      WHERE u.user_id > @afterUserId ORDER BY u.user_id LIMIT @limit`),
 
     insertToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
       SELECT @tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @issuedAt
@@ -193,6 +201,18 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     revokeAllLiveTokens: db.prepare(`UPDATE tokens SET revoked_at = @now
       WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
     deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
+    purgeExpired: db.prepare(`DELETE FROM tokens WHERE token_hash IN
+      (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`),
+    // Judged as evaluateToken judges a session (tokens.ts), for the active-tokens gauge.
+    countActive: db.prepare(`SELECT COUNT(*) AS n FROM tokens t
+      JOIN users u ON u.user_id = t.user_id AND u.enabled = 1
+      JOIN applications a ON a.app_id = t.app_id AND a.enabled = 1
+      WHERE t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > @now
+        AND (a.idle_timeout_seconds IS NULL OR t.last_used_at + a.idle_timeout_seconds * 1000 > @now)
+        AND EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id)`),
+    hashSchemes: db.prepare(`SELECT CASE WHEN substr(password_hash, 1, 1) = '$'
+        THEN substr(password_hash, 2, instr(substr(password_hash, 2) || '$', '$') - 1) ELSE '' END AS scheme, COUNT(*) AS n
+      FROM users GROUP BY scheme ORDER BY scheme`),
 
     insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
       VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @createdAt)
@@ -204,6 +224,14 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       ORDER BY published_at DESC, news_id DESC`),
     getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
     deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
+
+    ping: db.prepare('SELECT 1'),
+    liveTokens: db.prepare(`${TOKEN_SELECT}
+      WHERE t.token_hash > @afterHash AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > @liveAt
+      ORDER BY t.token_hash LIMIT @limit`),
+    importToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
+      VALUES (@tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @lastUsedAt, @usedAt, @revokedAt)
+      ON CONFLICT (token_hash) DO NOTHING`),
   };
 
   const getUser = (userId: number): User | null => {
@@ -215,6 +243,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     const info = s.insertUser.run({
       login: user.login, loginKey: user.loginKey, passwordHash: user.passwordHash,
       enabled: bool(user.enabled), createdAt: ms(user.createdAt),
+      passwordChangedAt: ms(user.passwordChangedAt ?? user.createdAt), lastLoginAt: user.lastLoginAt ? ms(user.lastLoginAt) : null,
     });
     if (info.changes !== 1) return { ok: false, reason: 'login-taken' };
     const userId = Number(info.lastInsertRowid);
@@ -263,10 +292,32 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     issuedAt: ms(token.issuedAt), expiresAt: ms(token.expiresAt), passwordHash,
   });
 
-  const insertSessionTx = db.transaction((token: NewToken, passwordHash: string): boolean => {
+  const insertSessionTx = db.transaction((token: NewToken, passwordHash: string, newPasswordHash: string | null): boolean => {
     if (s.insertToken.run(tokenParams(token, 'session', passwordHash)).changes !== 1) return false;
     s.setLastLogin.run({ userId: token.userId, issuedAt: ms(token.issuedAt) });
+    // The insert just checked the hash is still `passwordHash`, so this upgrade cannot undo a change.
+    if (newPasswordHash !== null) s.upgradePassword.run({ userId: token.userId, expectedHash: passwordHash, newHash: newPasswordHash });
     return true;
+  });
+
+  const migrateLegacyTx = db.transaction((input: LegacyMigrationInput): UserCredentials | null => {
+    let userId: number;
+    if (input.expectedHash === null) {
+      const created = insertUserTx({
+        login: input.login, loginKey: input.loginKey, passwordHash: input.passwordHash, enabled: true, appIds: [input.appId], createdAt: input.now,
+      });
+      if (!created.ok) return null;
+      userId = created.user.userId;
+    } else {
+      const row = s.userByKey.get(input.loginKey) as Row | undefined;
+      if (row === undefined) return null;
+      userId = Number(row.user_id);
+      if (s.upgradePassword.run({ userId, expectedHash: input.expectedHash, newHash: input.passwordHash }).changes !== 1) return null;
+      s.insertGrant.run({ userId, appId: input.appId, now: ms(input.now) });
+    }
+    s.markLegacyMigrated.run({ userId, now: ms(input.now) });
+    const row = s.userById.get(userId) as Row;
+    return { ...toUser(row), passwordHash: str(row.password_hash) };
   });
 
   return {
@@ -275,6 +326,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async close() {
       if (db.open) db.close();
+    },
+    async ping() {
+      s.ping.get();
     },
 
     async getApplication(appId) {
@@ -325,9 +379,17 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     async revokeApplication(userId, appId, now) {
       return revokeGrantTx.immediate(userId, appId, now);
     },
+    async migrateLegacyUser(input) {
+      return migrateLegacyTx.immediate(input);
+    },
+    async listPasswordHashes(page): Promise<readonly PasswordHashRow[]> {
+      return (s.passwordHashes.all({ afterUserId: page.afterUserId, limit: Math.max(0, Math.trunc(page.limit)) }) as Row[]).map((r) => ({
+        userId: Number(r.user_id), passwordHash: str(r.password_hash), legacyMigratedAt: dateOrNull(r.migrated_at),
+      }));
+    },
 
     async insertSession(token, expect) {
-      return insertSessionTx.immediate(token, expect.passwordHash);
+      return insertSessionTx.immediate(token, expect.passwordHash, expect.newPasswordHash ?? null);
     },
     async insertTicket(token) {
       return s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1;
@@ -350,6 +412,15 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async deleteExpiredTokens(before) {
       return s.deleteExpired.run(ms(before)).changes;
+    },
+    async purgeExpiredTokens(before, limit) {
+      return s.purgeExpired.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
+    },
+    async countActiveTokens(now) {
+      return Number((s.countActive.get({ now: ms(now) }) as Row).n);
+    },
+    async countPasswordHashSchemes() {
+      return (s.hashSchemes.all() as Row[]).map((r) => ({ scheme: str(r.scheme), count: Number(r.n) }));
     },
 
     async insertNews(news: NewNews) {
@@ -375,6 +446,17 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async deleteNews(newsId) {
       return s.deleteNews.run(newsId).changes === 1;
+    },
+
+    async listLiveTokens(query) {
+      return (s.liveTokens.all({ afterHash: query.afterHash ?? '', liveAt: ms(query.liveAt), limit: query.limit }) as Row[]).map(toToken);
+    },
+    async importToken(token) {
+      return s.importToken.run({
+        tokenHash: token.tokenHash, kind: token.kind, userId: token.userId, appId: token.appId, clientIp: token.clientIp, sourceIp: token.sourceIp,
+        issuedAt: ms(token.issuedAt), expiresAt: ms(token.expiresAt), lastUsedAt: ms(token.lastUsedAt),
+        usedAt: token.usedAt === null ? null : ms(token.usedAt), revokedAt: token.revokedAt === null ? null : ms(token.revokedAt),
+      }).changes === 1;
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { initialSchema } from './001-initial-schema.js';
+import { legacyMigrations } from './002-legacy-migrations.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -8,7 +9,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations]);
 
 /**
  * Brings the database up to the newest schema; returns the resulting version. Runs in one

@@ -1,0 +1,189 @@
+/**
+ * `serve --workers N|auto`: several processes serving one port, with Node's cluster module.
+ *
+ * The primary applies the migrations once, forks N workers (each runs the ordinary `serve` path:
+ * opens the store, builds the app, listens; the cluster shares the listening socket among them),
+ * prints the service URLs once, restarts a worker that dies unexpectedly (with backoff), and on
+ * SIGTERM / SIGINT asks every worker to shut down gracefully and exits 0 once they all have.
+ *
+ * Correctness does not depend on which worker answers: every fact that matters (tokens,
+ * revocations, tickets) lives in the store, which all workers share (SQLite in WAL mode on one
+ * machine, or PostgreSQL).
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError } from 'commander';
+import type { Config } from '../config.js';
+import { openStore } from '../store/open-store.js';
+import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { serve } from './serve.js';
+
+/** Messages between the primary and its workers. */
+export type ClusterMessage =
+  | { readonly type: 'svcapi-auth:ready' }
+  | { readonly type: 'svcapi-auth:config'; readonly config: Config }
+  | { readonly type: 'svcapi-auth:listening'; readonly text: string }
+  | { readonly type: 'svcapi-auth:shutdown' };
+
+const MAX_WORKERS = 256;
+/** A worker that ran this long before dying is restarted at once; quicker deaths back off. */
+const STABLE_AFTER_MS = 30_000;
+const MAX_BACKOFF_MS = 30_000;
+
+/** `--workers` / SVCAPI_WORKERS: a whole number from 1 to 256, or `auto` (the number of cores). */
+export function parseWorkers(text: string): number | null {
+  const value = text.trim().toLowerCase();
+  if (value === 'auto') return Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
+  if (!/^\d+$/.test(value)) return null;
+  const n = Number(value);
+  return n >= 1 && n <= MAX_WORKERS ? n : null;
+}
+
+/** commander's parser for `--workers`. */
+export function workersArg(text: string): number {
+  const n = parseWorkers(text);
+  if (n === null) throw new InvalidArgumentError(`expected a number from 1 to ${MAX_WORKERS}, or auto.`);
+  return n;
+}
+
+function resolveWorkers(flag: number | undefined, env: NodeJS.ProcessEnv): number {
+  if (flag !== undefined) return flag;
+  const fromEnv = env.SVCAPI_WORKERS;
+  if (fromEnv === undefined || fromEnv.trim() === '') return 1;
+  const n = parseWorkers(fromEnv);
+  if (n === null) throw new CliError(`invalid configuration SVCAPI_WORKERS: expected a number from 1 to ${MAX_WORKERS}, or auto, got ${JSON.stringify(fromEnv)}`, EXIT_USAGE);
+  return n;
+}
+
+/** `serve`: one process (the default), or a primary with workers. */
+export async function serveCommand(config: Config, io: CliIo, workersFlag?: number): Promise<number> {
+  const workers = resolveWorkers(workersFlag, io.env);
+  if (workers <= 1) return serve(config, io);
+  return runPrimary(config, io, workers);
+}
+
+interface Slot {
+  worker: Worker | null;
+  startedAt: number;
+  failures: number;
+  timer: NodeJS.Timeout | null;
+}
+
+async function runPrimary(config: Config, io: CliIo, count: number): Promise<number> {
+  // Once, here; the workers' own migration step then finds nothing to do (and would be safe anyway).
+  try {
+    await (await openStore(config.databaseUrl)).close();
+  } catch (error) {
+    throw new CliError(`cannot open the database: ${(error as Error).message}`);
+  }
+
+  const log = (text: string): void => {
+    io.stderr.write(`svcapi-auth primary ${process.pid}: ${text}\n`);
+  };
+
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false });
+
+  return new Promise<number>((resolve) => {
+    const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, startedAt: 0, failures: 0, timer: null }));
+    let announced = false;
+    let stopping = false;
+    let exitCode = 0;
+    let killTimer: NodeJS.Timeout | undefined;
+
+    const live = (): Worker[] => slots.flatMap((s) => (s.worker === null ? [] : [s.worker]));
+
+    const finishIfDone = (): void => {
+      if (!stopping || live().length > 0 || slots.some((s) => s.timer !== null)) return;
+      if (killTimer !== undefined) clearTimeout(killTimer);
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+      io.signal?.removeEventListener('abort', onAbort);
+      cluster.removeListener('exit', onExit);
+      resolve(exitCode);
+    };
+
+    const fork = (slot: Slot): void => {
+      slot.timer = null;
+      const worker = cluster.fork();
+      slot.worker = worker;
+      slot.startedAt = Date.now();
+      worker.on('message', (message: ClusterMessage) => {
+        // The worker asks once its listener is in place (a message sent earlier could be lost, so
+        // a worker still starting when the shutdown began is told now).
+        if (message.type === 'svcapi-auth:ready') {
+          worker.send(stopping ? { type: 'svcapi-auth:shutdown' } satisfies ClusterMessage : { type: 'svcapi-auth:config', config } satisfies ClusterMessage);
+        } else if (message.type === 'svcapi-auth:listening' && !announced) {
+          announced = true;
+          io.stdout.write(message.text);
+          io.stdout.write(`Workers: ${count} (primary pid ${process.pid})\n`);
+        }
+      });
+    };
+
+    const shutdown = (reason: string): void => {
+      if (stopping) return;
+      stopping = true;
+      log(`${reason}: stopping ${live().length} worker(s)`);
+      for (const slot of slots) {
+        if (slot.timer !== null) clearTimeout(slot.timer);
+        slot.timer = null;
+      }
+      for (const worker of live()) {
+        if (worker.isConnected()) worker.send({ type: 'svcapi-auth:shutdown' } satisfies ClusterMessage);
+        else worker.process.kill('SIGTERM');
+      }
+      // Workers bound their own shutdown (drain + in-flight timeout); this only catches a hung one.
+      const graceMs = config.shutdown.drainDelayMs + config.shutdown.timeoutMs + 10_000;
+      killTimer = setTimeout(() => {
+        for (const worker of live()) {
+          log(`worker ${worker.process.pid} did not stop in time; killing it`);
+          exitCode = 1;
+          worker.process.kill('SIGKILL');
+        }
+      }, graceMs);
+      killTimer.unref();
+      finishIfDone();
+    };
+
+    const onExit = (worker: Worker, code: number | null, signal: string | null): void => {
+      const slot = slots.find((s) => s.worker === worker);
+      if (slot === undefined) return;
+      slot.worker = null;
+      const how = signal !== null ? `signal ${signal}` : `code ${code}`;
+      if (stopping) {
+        if (code !== 0) {
+          exitCode = 1;
+          log(`worker ${worker.process.pid} exited with ${how} while stopping`);
+        }
+        finishIfDone();
+        return;
+      }
+      if (!announced) {
+        // Not one worker got as far as listening: the configuration or the environment is wrong,
+        // and restarting would only repeat it.
+        log(`worker ${worker.process.pid} exited with ${how} before the service started; giving up`);
+        exitCode = 1;
+        shutdown('start-up failed');
+        return;
+      }
+      slot.failures = Date.now() - slot.startedAt >= STABLE_AFTER_MS ? 1 : slot.failures + 1;
+      const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** (slot.failures - 1));
+      log(`worker ${worker.process.pid} exited unexpectedly with ${how}; starting a new one in ${delay} ms`);
+      slot.timer = setTimeout(() => fork(slot), delay);
+    };
+
+    function onSignal(signal: NodeJS.Signals): void {
+      shutdown(signal);
+    }
+    function onAbort(): void {
+      shutdown('abort');
+    }
+
+    cluster.on('exit', onExit);
+    process.once('SIGINT', onSignal);
+    process.once('SIGTERM', onSignal);
+    io.signal?.addEventListener('abort', onAbort, { once: true });
+    for (const slot of slots) fork(slot);
+  });
+}

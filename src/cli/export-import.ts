@@ -1,0 +1,97 @@
+/**
+ * `svcapi-auth export` / `svcapi-auth import`: the data of one database as JSON lines, and back
+ * into another (see domain/data-transfer.ts for the format and the rules).
+ */
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { Option, type Command } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { exportData, importData, ImportError, RECORD_TYPES, type TransferCounts } from '../domain/data-transfer.js';
+import { openStore } from '../store/open-store.js';
+import type { Store } from '../store/store.js';
+import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+
+async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+  let databaseUrl: string;
+  try {
+    databaseUrl = loadConfig({ flags: { db }, env: io.env }).databaseUrl;
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
+    throw error;
+  }
+  let store: Store;
+  try {
+    store = await openStore(databaseUrl);
+  } catch (error) {
+    throw new CliError(`cannot open the database: ${(error as Error).message}`);
+  }
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** Writes respecting back-pressure, so a large export does not pile up in memory. */
+function lineWriter(stream: NodeJS.WritableStream): (line: string) => Promise<void> {
+  return async (line) => {
+    if (!stream.write(`${line}\n`)) await once(stream, 'drain');
+  };
+}
+
+const summary = (counts: TransferCounts): string => RECORD_TYPES.map((t) => `${counts[t]} ${t === 'news' ? 'news' : `${t}s`}`).join(', ');
+
+export function registerExportImport(program: Command, io: CliIo): void {
+  const dbOption = (): Option => new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)');
+
+  program.command('export')
+    .description('write applications, users (with password hashes), news and live tokens (as hashes) as JSON lines')
+    .option('-o, --output <file>', 'write to this file (created readable by its owner only) instead of standard output')
+    .addOption(dbOption())
+    .action(async (options: { output?: string; db?: string }) => {
+      const counts = await withStore(io, options.db, async (store) => {
+        let file: WriteStream | undefined;
+        if (options.output !== undefined) {
+          file = createWriteStream(options.output, { mode: 0o600, flags: 'wx' });
+          await once(file, 'open').catch((error: unknown) => {
+            throw new CliError(`cannot create ${options.output}: ${(error as Error).message}`);
+          });
+        }
+        try {
+          return await exportData(store, lineWriter(file ?? io.stdout), new Date());
+        } finally {
+          if (file !== undefined) {
+            file.end();
+            await once(file, 'close');
+          }
+        }
+      });
+      io.stderr.write(`Exported ${summary(counts)}\n`);
+    });
+
+  program.command('import')
+    .description('add the records of an export to this database; records that exist already are skipped')
+    .argument('[file]', 'the export to read (default: standard input)')
+    .option('--update-applications', 'overwrite the settings of applications that exist already')
+    .addOption(dbOption())
+    .action(async (file: string | undefined, options: { updateApplications?: boolean; db?: string }) => {
+      const input = file === undefined || file === '-' ? io.stdin : createReadStream(file, { encoding: 'utf8' });
+      const report = await withStore(io, options.db, async (store) => {
+        const lines = createInterface({ input, crlfDelay: Infinity });
+        try {
+          return await importData(store, lines, { updateApplications: options.updateApplications === true }, new Date());
+        } catch (error) {
+          if (error instanceof ImportError) throw new CliError(`import stopped at ${error.message} (records before it were imported; running the import again skips them)`);
+          if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new CliError(`cannot read ${file}: no such file`);
+          throw error;
+        } finally {
+          lines.close();
+        }
+      });
+      io.stdout.write(`Imported ${summary(report.added)}\n`);
+      io.stdout.write(`Skipped (already present or not importable) ${summary(report.skipped)}\n`);
+      if (report.updatedApplications > 0) io.stdout.write(`Updated ${report.updatedApplications} existing application(s)\n`);
+      for (const text of report.notes) io.stderr.write(`note: ${text}\n`);
+    });
+}

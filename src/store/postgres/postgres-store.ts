@@ -1,0 +1,503 @@
+import pg from 'pg';
+import type {
+  Application, ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
+  NewsRecord, PasswordHashRow, PublishedNewsQuery, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
+} from '../store.js';
+import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
+import { parsePostgresUrl } from './postgres-url.js';
+
+export interface PostgresStoreOptions {
+  /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
+  readonly url: string;
+  /** Apply pending migrations on open (default true). When false, an out-of-date schema is an error. */
+  readonly migrate?: boolean;
+  /** How long to wait for a connection, new or from the pool (default 2000 ms). */
+  readonly connectionTimeoutMs?: number;
+  /** Server-side statement_timeout (default 2000 ms); the client gives up 500 ms later. */
+  readonly statementTimeoutMs?: number;
+  /** Shown in pg_stat_activity (default "svcapi-auth"); the URL's application_name wins. */
+  readonly applicationName?: string;
+  /** Idle connections that fail (the server went away) are dropped and reported here. */
+  readonly onIdleError?: (error: Error) => void;
+}
+
+type Row = Record<string, unknown>;
+type Queryable = pg.Pool | pg.PoolClient;
+
+const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
+const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
+const str = (v: unknown): string => String(v);
+const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+
+function toApplication(r: Row): Application {
+  return {
+    appId: num(r.app_id),
+    name: str(r.name),
+    enabled: r.enabled === true,
+    requireIp: r.require_ip === true,
+    loginUrl: strOrNull(r.login_url),
+    tokenLifetimeSeconds: num(r.token_lifetime_seconds),
+    idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
+    defaultLanguage: str(r.default_language),
+    createdAt: date(r.created_at),
+  };
+}
+
+function toUser(r: Row): User {
+  const appIds = Array.isArray(r.app_ids) ? r.app_ids.map(Number).sort((a, b) => a - b) : [];
+  return {
+    userId: num(r.user_id),
+    login: str(r.login),
+    enabled: r.enabled === true,
+    appIds,
+    createdAt: date(r.created_at),
+    lastLoginAt: dateOrNull(r.last_login_at),
+    passwordChangedAt: date(r.password_changed_at),
+  };
+}
+
+function toNews(r: Row): NewsRecord {
+  return {
+    newsId: num(r.news_id),
+    appId: num(r.app_id),
+    language: str(r.language),
+    title: str(r.title),
+    body: str(r.body),
+    url: strOrNull(r.url),
+    publishedAt: date(r.published_at),
+    expiresAt: dateOrNull(r.expires_at),
+    minVersion: strOrNull(r.min_version),
+    maxVersion: strOrNull(r.max_version),
+    membersOnly: r.members_only === true,
+    createdAt: date(r.created_at),
+  };
+}
+
+function toToken(r: Row): TokenRecord {
+  return {
+    tokenHash: str(r.token_hash),
+    kind: r.kind === 'ticket' ? 'ticket' : 'session',
+    userId: num(r.user_id),
+    appId: num(r.app_id),
+    clientIp: strOrNull(r.client_ip),
+    sourceIp: strOrNull(r.source_ip),
+    issuedAt: date(r.issued_at),
+    expiresAt: date(r.expires_at),
+    lastUsedAt: date(r.last_used_at),
+    usedAt: dateOrNull(r.used_at),
+    revokedAt: dateOrNull(r.revoked_at),
+    userEnabled: r.user_enabled === true,
+    appEnabled: r.app_enabled === true,
+    granted: r.granted === true,
+    idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
+  };
+}
+
+// Columns are always listed (never *): prepared statements survive a later migration adding columns.
+const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at';
+const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at';
+const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
+  ARRAY(SELECT g.app_id FROM user_applications g WHERE g.user_id = u.user_id ORDER BY g.app_id) AS app_ids`;
+
+const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+    t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
+
+/**
+ * The hot path (every client request validates a token): one primary-key lookup, joined to the
+ * token's user, application and grant so their state is judged from the same read. Sent as a
+ * named prepared statement: parsed and planned once per connection.
+ */
+export const FIND_TOKEN_SQL = `${TOKEN_SELECT} WHERE t.token_hash = $1`;
+
+/**
+ * The conditions under which a token may be created, read with row locks: the user row FOR NO
+ * KEY UPDATE (sessions also set last_login_at; tickets only need FOR SHARE), the application and
+ * the grant FOR SHARE. A concurrent password change, disable or grant withdrawal either commits
+ * first (we wait for it, re-check the row and refuse) or waits for our commit; in the second case
+ * its revocation runs as a later statement of its transaction, which sees our token and revokes
+ * it. See the comment on Store.insertSession.
+ */
+const lockPreconditions = (userLock: 'NO KEY UPDATE' | 'SHARE'): string => `SELECT u.user_id FROM users u
+  JOIN applications a ON a.app_id = $2 AND a.enabled
+  JOIN user_applications g ON g.user_id = u.user_id AND g.app_id = a.app_id
+  WHERE u.user_id = $1 AND u.enabled AND ($3::text IS NULL OR u.password_hash = $3::text)
+  FOR ${userLock} OF u FOR SHARE OF a, g`;
+
+const INSERT_TOKEN_SQL = `INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+
+/** Errors after which the same read may simply be sent again on a fresh connection. */
+function isConnectionLoss(error: unknown): boolean {
+  const code = (error as { code?: unknown }).code;
+  if (code === '57P01' || code === '57P02' || code === 'ECONNRESET' || code === 'EPIPE') return true;
+  const message = error instanceof Error ? error.message : '';
+  return /Connection terminated unexpectedly|not queryable/i.test(message);
+}
+
+/**
+ * Opens a PostgreSQL database as a Store: a connection pool, with pending migrations applied
+ * first (under an advisory lock, so several instances may start at once). Connections, queries
+ * and waits for a pooled connection are all bounded, so when the database is unreachable every
+ * call rejects within a few seconds instead of hanging; the pool reconnects by itself when it is
+ * back.
+ */
+export async function openPostgresStore(options: PostgresStoreOptions): Promise<Store> {
+  const location = parsePostgresUrl(options.url);
+  const connectionTimeoutMillis = options.connectionTimeoutMs ?? 2000;
+  const statementTimeout = options.statementTimeoutMs ?? 2000;
+  const base: pg.ClientConfig = {
+    application_name: options.applicationName ?? 'svcapi-auth',
+    keepAlive: true,
+    ...(location.schema !== null && { options: `-c search_path=${location.schema}` }),
+    // Parsed from the URL by node-postgres; its parameters override the defaults above.
+    connectionString: location.connectionString,
+  };
+  if (location.schema !== null) {
+    // A URL that sets `options` itself keeps them, with the search_path added.
+    const fromUrl = new URL(location.connectionString).searchParams.get('options');
+    if (fromUrl !== null) {
+      const u = new URL(location.connectionString);
+      u.searchParams.set('options', `${fromUrl} -c search_path=${location.schema}`);
+      base.connectionString = u.toString();
+    }
+  }
+
+  // Migrations (or the version check) on a dedicated connection without the short timeouts:
+  // waiting for another instance's migration, or a long one, is legitimate at start.
+  const setup = new pg.Client({ ...base, connectionTimeoutMillis: Math.max(connectionTimeoutMillis, 5000), query_timeout: 300_000 });
+  setup.on('error', () => undefined);
+  await setup.connect();
+  try {
+    if (options.migrate ?? true) {
+      await applyPostgresMigrations(setup, location.schema);
+    } else {
+      const current = await postgresSchemaVersion(setup);
+      if (current !== LATEST_POSTGRES_VERSION) {
+        throw new Error(`the database schema is at version ${current}, expected ${LATEST_POSTGRES_VERSION}; run "svcapi-auth migrate"`);
+      }
+    }
+  } finally {
+    await setup.end().catch(() => undefined);
+  }
+
+  const pool = new pg.Pool({
+    ...base,
+    max: location.poolMax ?? 10,
+    connectionTimeoutMillis,
+    idleTimeoutMillis: 10_000,
+    statement_timeout: statementTimeout,
+    query_timeout: statementTimeout + 500,
+    idle_in_transaction_session_timeout: 10_000,
+  });
+  // An idle connection the server closed (restart, pg_terminate_backend) emits 'error'; without
+  // a listener that would end the process. The pool drops it and opens a new one when needed.
+  pool.on('error', (error) => options.onIdleError?.(error));
+
+  return createPostgresStore(pool);
+}
+
+function createPostgresStore(pool: pg.Pool): Store {
+  let closed = false;
+
+  const checkOpen = (): void => {
+    if (closed) throw new Error('the store is closed');
+  };
+
+  /** One statement on a pooled connection; `read` statements are retried once after a lost connection. */
+  async function q(name: string | null, text: string, values: readonly unknown[] = [], read = false): Promise<pg.QueryResult<Row>> {
+    checkOpen();
+    const config: pg.QueryConfig = name === null ? { text, values: [...values] } : { name, text, values: [...values] };
+    try {
+      return await pool.query<Row>(config);
+    } catch (error) {
+      if (!read || !isConnectionLoss(error) || closed) throw error;
+      return pool.query<Row>(config);
+    }
+  }
+
+  /** `fn` inside BEGIN ... COMMIT on one connection; rolled back (and the connection dropped if broken) on error. */
+  async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
+    checkOpen();
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await fn(client);
+      await client.query('COMMIT');
+      client.release();
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      client.release(error instanceof Error ? error : new Error(String(error)));
+      throw error;
+    }
+  }
+
+  const one = (result: pg.QueryResult<Row>): Row | undefined => result.rows[0];
+
+  async function getUserOn(db: Queryable, userId: number): Promise<User | null> {
+    const row = (await db.query<Row>({ name: 'user_by_id', text: `SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = $1`, values: [userId] })).rows[0];
+    return row === undefined ? null : toUser(row);
+  }
+
+  async function insertToken(token: NewToken, kind: 'session' | 'ticket', expect: SessionExpectation | null): Promise<boolean> {
+    return tx(async (c) => {
+      const allowed = await c.query(
+        kind === 'session'
+          ? { name: 'lock_for_session', text: lockPreconditions('NO KEY UPDATE'), values: [token.userId, token.appId, expect?.passwordHash ?? null] }
+          : { name: 'lock_for_ticket', text: lockPreconditions('SHARE'), values: [token.userId, token.appId, null] },
+      );
+      if (allowed.rowCount !== 1) return false;
+      await c.query({
+        name: 'insert_token', text: INSERT_TOKEN_SQL,
+        values: [token.tokenHash, kind, token.userId, token.appId, token.clientIp, token.sourceIp, token.issuedAt, token.expiresAt, token.issuedAt, null, null],
+      });
+      if (kind === 'session') {
+        // The row is locked and was just checked to hold `passwordHash`: the upgrade cannot undo a change.
+        await c.query({
+          name: 'set_last_login', text: 'UPDATE users SET last_login_at = $2, password_hash = COALESCE($3::text, password_hash) WHERE user_id = $1',
+          values: [token.userId, token.issuedAt, expect?.newPasswordHash ?? null],
+        });
+      }
+      return true;
+    });
+  }
+
+  async function insertUserOn(c: pg.PoolClient, user: NewUser): Promise<InsertUserResult> {
+    const inserted = (await c.query<Row>(`INSERT INTO users (login, login_key, password_hash, enabled, created_at, password_changed_at, last_login_at)
+      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (login_key) DO NOTHING RETURNING user_id`, [
+      user.login, user.loginKey, user.passwordHash, user.enabled, user.createdAt, user.passwordChangedAt ?? user.createdAt, user.lastLoginAt ?? null,
+    ])).rows[0];
+    if (inserted === undefined) return { ok: false, reason: 'login-taken' };
+    const userId = num(inserted.user_id);
+    if (user.appIds.length > 0) {
+      await c.query(`INSERT INTO user_applications (user_id, app_id, granted_at) SELECT $1, unnest($2::integer[]), $3
+        ON CONFLICT (user_id, app_id) DO NOTHING`, [userId, [...user.appIds], user.createdAt]);
+    }
+    const created = await getUserOn(c, userId);
+    if (created === null) throw new Error('user vanished inside its own transaction');
+    return { ok: true, user: created };
+  }
+
+  const REVOKE_USER_TOKENS = 'UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL';
+
+  const PATCH_COLUMNS: { readonly [K in keyof ApplicationPatch]-?: string } = {
+    name: 'name', enabled: 'enabled', requireIp: 'require_ip', loginUrl: 'login_url', tokenLifetimeSeconds: 'token_lifetime_seconds',
+    idleTimeoutSeconds: 'idle_timeout_seconds', defaultLanguage: 'default_language',
+  };
+
+  return {
+    async schemaVersion() {
+      return num(one(await q(null, 'SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations', [], true))?.version);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      await pool.end();
+    },
+    async ping() {
+      await q(null, 'SELECT 1');
+    },
+
+    async getApplication(appId) {
+      const row = one(await q('get_app', `SELECT ${APP_COLUMNS} FROM applications WHERE app_id = $1`, [appId], true));
+      return row === undefined ? null : toApplication(row);
+    },
+    async listApplications() {
+      return (await q('list_apps', `SELECT ${APP_COLUMNS} FROM applications ORDER BY app_id`, [], true)).rows.map(toApplication);
+    },
+    async insertApplication(app): Promise<InsertApplicationResult> {
+      const row = one(await q('insert_app', `INSERT INTO applications (${APP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+        ON CONFLICT (app_id) DO NOTHING RETURNING ${APP_COLUMNS}`, [
+        app.appId, app.name, app.enabled, app.requireIp, app.loginUrl, app.tokenLifetimeSeconds, app.idleTimeoutSeconds, app.defaultLanguage, app.createdAt,
+      ]));
+      return row === undefined ? { ok: false, reason: 'app-exists' } : { ok: true, application: toApplication(row) };
+    },
+    async updateApplication(appId, patch, now) {
+      const sets: string[] = [];
+      const values: unknown[] = [appId];
+      for (const [key, column] of Object.entries(PATCH_COLUMNS) as [keyof ApplicationPatch, string][]) {
+        if (patch[key] === undefined) continue;
+        values.push(patch[key]);
+        sets.push(`${column} = $${values.length}`);
+      }
+      if (sets.length === 0) sets.push('app_id = app_id');
+      return tx(async (c) => {
+        const row = (await c.query<Row>(`UPDATE applications SET ${sets.join(', ')} WHERE app_id = $1 RETURNING ${APP_COLUMNS}`, values)).rows[0];
+        if (row === undefined) return null;
+        if (patch.enabled === false) await c.query('UPDATE tokens SET revoked_at = $2 WHERE app_id = $1 AND revoked_at IS NULL', [appId, now]);
+        return toApplication(row);
+      });
+    },
+
+    async findUserByLoginKey(loginKey): Promise<UserCredentials | null> {
+      const row = one(await q('user_by_key', `SELECT ${USER_COLUMNS} FROM users u WHERE u.login_key = $1`, [loginKey], true));
+      return row === undefined ? null : { ...toUser(row), passwordHash: str(row.password_hash) };
+    },
+    async getUser(userId) {
+      checkOpen();
+      return getUserOn(pool, userId);
+    },
+    async listUsers(filter) {
+      return (await q('list_users', `SELECT ${USER_COLUMNS} FROM users u
+        WHERE $1::integer IS NULL OR EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = u.user_id AND g.app_id = $1::integer)
+        ORDER BY u.login_key`, [filter?.appId ?? null], true)).rows.map(toUser);
+    },
+    async insertUser(user: NewUser): Promise<InsertUserResult> {
+      return tx((c) => insertUserOn(c, user));
+    },
+    async setPasswordHash(userId, passwordHash, now) {
+      // Two statements: the second sees any token committed by a login that held the row lock.
+      await tx(async (c) => {
+        await c.query('UPDATE users SET password_hash = $2, password_changed_at = $3 WHERE user_id = $1', [userId, passwordHash, now]);
+        await c.query(REVOKE_USER_TOKENS, [userId, now]);
+      });
+    },
+    async upgradePasswordHash(userId, expectedHash, newHash) {
+      const result = await q('upgrade_password', 'UPDATE users SET password_hash = $3 WHERE user_id = $1 AND password_hash = $2', [userId, expectedHash, newHash]);
+      return result.rowCount === 1;
+    },
+    async setUserEnabled(userId, enabled, now) {
+      await tx(async (c) => {
+        await c.query('UPDATE users SET enabled = $2 WHERE user_id = $1', [userId, enabled]);
+        if (!enabled) await c.query(REVOKE_USER_TOKENS, [userId, now]);
+      });
+    },
+    async grantApplication(userId, appId, now) {
+      const result = await q(null, `INSERT INTO user_applications (user_id, app_id, granted_at) VALUES ($1, $2, $3)
+        ON CONFLICT (user_id, app_id) DO NOTHING`, [userId, appId, now]);
+      return result.rowCount === 1;
+    },
+    async revokeApplication(userId, appId, now) {
+      return tx(async (c) => {
+        const deleted = await c.query('DELETE FROM user_applications WHERE user_id = $1 AND app_id = $2', [userId, appId]);
+        if (deleted.rowCount !== 1) return false;
+        await c.query('UPDATE tokens SET revoked_at = $3 WHERE user_id = $1 AND app_id = $2 AND revoked_at IS NULL', [userId, appId, now]);
+        return true;
+      });
+    },
+
+    async migrateLegacyUser(input: LegacyMigrationInput): Promise<UserCredentials | null> {
+      return tx(async (c) => {
+        let userId: number;
+        if (input.expectedHash === null) {
+          const created = await insertUserOn(c, {
+            login: input.login, loginKey: input.loginKey, passwordHash: input.passwordHash, enabled: true, appIds: [input.appId], createdAt: input.now,
+          });
+          if (!created.ok) return null;
+          userId = created.user.userId;
+        } else {
+          const upgraded = (await c.query<Row>('UPDATE users SET password_hash = $3 WHERE login_key = $1 AND password_hash = $2 RETURNING user_id',
+            [input.loginKey, input.expectedHash, input.passwordHash])).rows[0];
+          if (upgraded === undefined) return null;
+          userId = num(upgraded.user_id);
+          await c.query(`INSERT INTO user_applications (user_id, app_id, granted_at) VALUES ($1, $2, $3)
+            ON CONFLICT (user_id, app_id) DO NOTHING`, [userId, input.appId, input.now]);
+        }
+        await c.query(`INSERT INTO legacy_migrations (user_id, migrated_at) VALUES ($1, $2)
+          ON CONFLICT (user_id) DO UPDATE SET migrated_at = excluded.migrated_at`, [userId, input.now]);
+        const row = (await c.query<Row>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = $1`, [userId])).rows[0];
+        if (row === undefined) throw new Error('user vanished inside its own transaction');
+        return { ...toUser(row), passwordHash: str(row.password_hash) };
+      });
+    },
+    async listPasswordHashes(page): Promise<readonly PasswordHashRow[]> {
+      return (await q(null, `SELECT u.user_id, u.password_hash, m.migrated_at FROM users u LEFT JOIN legacy_migrations m ON m.user_id = u.user_id
+        WHERE u.user_id > $1 ORDER BY u.user_id LIMIT $2`, [page.afterUserId, Math.max(0, Math.trunc(page.limit))], true)).rows.map((r) => ({
+        userId: num(r.user_id), passwordHash: str(r.password_hash), legacyMigratedAt: dateOrNull(r.migrated_at),
+      }));
+    },
+
+    async insertSession(token, expect) {
+      return insertToken(token, 'session', expect);
+    },
+    async insertTicket(token) {
+      return insertToken(token, 'ticket', null);
+    },
+    async findToken(tokenHash) {
+      const row = one(await q('find_token', FIND_TOKEN_SQL, [tokenHash], true));
+      return row === undefined ? null : toToken(row);
+    },
+    async touchToken(tokenHash, now) {
+      await q('touch_token', `UPDATE tokens SET last_used_at = GREATEST(last_used_at, $2) WHERE token_hash = $1 AND kind = 'session'`, [tokenHash, now]);
+    },
+    async consumeTicket(tokenHash, now) {
+      // READ COMMITTED: a second updater waits for the first, re-checks used_at on the new row
+      // version and matches nothing. Exactly one caller sees a row, across all connections.
+      const result = await q('consume_ticket', `UPDATE tokens SET used_at = $2
+        WHERE token_hash = $1 AND kind = 'ticket' AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $2`, [tokenHash, now]);
+      return result.rowCount === 1;
+    },
+    async revokeTokens(scope: RevokeScope, now) {
+      const result = 'all' in scope
+        ? await q(null, 'UPDATE tokens SET revoked_at = $1 WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > $1', [now])
+        : await q(null, `UPDATE tokens SET revoked_at = $2
+            WHERE user_id = $1 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $2`, [scope.userId, now]);
+      return result.rowCount ?? 0;
+    },
+    async deleteExpiredTokens(before) {
+      return (await q(null, 'DELETE FROM tokens WHERE expires_at < $1', [before])).rowCount ?? 0;
+    },
+    // Housekeeping and metrics (issue 8); the same semantics as the SQLite adapter, same contract tests.
+    async purgeExpiredTokens(before, limit) {
+      return (await q(null, `DELETE FROM tokens WHERE token_hash IN
+        (SELECT token_hash FROM tokens WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [before, Math.max(0, Math.trunc(limit))])).rowCount ?? 0;
+    },
+    async countActiveTokens(now) {
+      return num(one(await q(null, `SELECT COUNT(*) AS n FROM tokens t
+        JOIN users u ON u.user_id = t.user_id AND u.enabled
+        JOIN applications a ON a.app_id = t.app_id AND a.enabled
+        WHERE t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > $1
+          AND (a.idle_timeout_seconds IS NULL OR t.last_used_at + a.idle_timeout_seconds * interval '1 second' > $1)
+          AND EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id)`, [now], true))?.n);
+    },
+    async countPasswordHashSchemes() {
+      return (await q(null, `SELECT CASE WHEN left(password_hash, 1) = '$' THEN split_part(substr(password_hash, 2), '$', 1) ELSE '' END AS scheme,
+          COUNT(*) AS n FROM users GROUP BY 1 ORDER BY 1`, [], true)).rows.map((r) => ({ scheme: str(r.scheme), count: num(r.n) }));
+    },
+
+    async insertNews(news: NewNews) {
+      const row = one(await q('insert_news', `INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${NEWS_COLUMNS}`, [
+        news.appId, news.language, news.title, news.body, news.url, news.publishedAt, news.expiresAt, news.minVersion, news.maxVersion, news.membersOnly, news.createdAt,
+      ]));
+      if (row === undefined) throw new Error('INSERT ... RETURNING returned no row');
+      return toNews(row);
+    },
+    async listNews(filter) {
+      return (await q('list_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE $1::integer IS NULL OR app_id = $1::integer
+        ORDER BY published_at DESC, news_id DESC`, [filter?.appId ?? null], true)).rows.map(toNews);
+    },
+    async findPublishedNews(query: PublishedNewsQuery) {
+      if (query.languages.length === 0) return [];
+      return (await q('published_news', `SELECT ${NEWS_COLUMNS} FROM news
+        WHERE app_id = $1 AND language = ANY($2::text[]) AND published_at <= $3 AND (expires_at IS NULL OR expires_at > $3)
+          AND (NOT members_only OR $4::boolean)
+        ORDER BY published_at DESC, news_id DESC`, [query.appId, [...query.languages], query.now, query.includeMembersOnly], true)).rows.map(toNews);
+    },
+    async getNews(newsId) {
+      const row = one(await q('get_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE news_id = $1`, [newsId], true));
+      return row === undefined ? null : toNews(row);
+    },
+    async deleteNews(newsId) {
+      return (await q(null, 'DELETE FROM news WHERE news_id = $1', [newsId])).rowCount === 1;
+    },
+
+    async listLiveTokens(query) {
+      return (await q(null, `${TOKEN_SELECT}
+        WHERE t.token_hash > $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2
+        ORDER BY t.token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit], true)).rows.map(toToken);
+    },
+    async importToken(token: ImportedToken) {
+      const result = await q(null, `${INSERT_TOKEN_SQL} ON CONFLICT (token_hash) DO NOTHING`, [
+        token.tokenHash, token.kind, token.userId, token.appId, token.clientIp, token.sourceIp, token.issuedAt, token.expiresAt,
+        token.lastUsedAt, token.usedAt, token.revokedAt,
+      ]);
+      return result.rowCount === 1;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * `serve --workers 2`: one primary, two workers sharing the port, on SQLite (WAL, one machine)
+ * and on PostgreSQL. Tokens issued by one worker validate on the other; a worker that dies is
+ * replaced; SIGTERM stops everything gracefully with exit code 0.
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createAdminService } from '../../src/domain/admin-service.js';
+import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
+import { openStore } from '../../src/store/open-store.js';
+import { buildRequest, parseResult, type Args } from '../support/asmx-client.js';
+import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
+import { killAll, requireDist, startServer, type ServerProcess } from '../support/server-process.js';
+
+const pgAdmin = await postgresForTests();
+const dir = mkdtempSync(join(tmpdir(), 'svcapi-workers-'));
+const schemas: string[] = [];
+afterEach(() => killAll());
+afterAll(async () => {
+  rmSync(dir, { recursive: true, force: true });
+  if (pgAdmin !== null) await dropSchemas(schemas);
+});
+
+/** A SOAP 1.1 call on a new connection each time, so the cluster spreads calls over its workers. */
+function call(origin: string, operation: string, args: Args): Promise<string | boolean> {
+  const req = buildRequest('soap11', operation, args);
+  return new Promise((resolve, reject) => {
+    const r = request(`${origin}${req.url}`, { method: req.method, headers: req.headers, agent: false }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () => {
+        if (res.statusCode !== 200) return reject(new Error(`${operation}: HTTP ${res.statusCode}: ${body}`));
+        resolve(parseResult('soap11', operation, body) as string | boolean);
+      });
+    });
+    r.on('error', reject);
+    r.end(req.payload);
+  });
+}
+
+/** Child process ids of `pid` (Linux /proc). */
+function childrenOf(pid: number): number[] {
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((e) => {
+    try {
+      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      return ppid === pid ? [Number(e)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+async function seed(db: string): Promise<void> {
+  const store = await openStore(db);
+  try {
+    expect((await createAdminService({ store, hasher: createArgon2Hasher() }).addUser({ login: 'alice', password: 'pw', appIds: [2] })).ok).toBe(true);
+  } finally {
+    await store.close();
+  }
+}
+
+async function issueAndValidate(server: ServerProcess, count: number): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < count; i++) tokens.push(String(await call(server.origin, 'ValidateUser', { login: 'alice', password: 'pw', AppId: 2, IPAddress: '' })));
+  // Each token checked on several fresh connections: round-robin puts them on both workers.
+  for (const token of tokens) {
+    expect(await Promise.all([1, 2, 3].map(() => call(server.origin, 'ValidateUserToken', { token })))).toEqual([true, true, true]);
+  }
+  return tokens;
+}
+
+async function stop(server: ServerProcess): Promise<void> {
+  const pid = server.child.pid ?? 0;
+  server.child.kill('SIGTERM');
+  expect(await server.exited, server.output()).toEqual({ code: 0, signal: null });
+  expect(childrenOf(pid)).toEqual([]);
+}
+
+describe('serve --workers', () => {
+  it('on SQLite: two workers share the port and the database, a dead worker is replaced, SIGTERM exits 0', async () => {
+    requireDist();
+    const db = `sqlite:${join(dir, 'auth.db')}`;
+    await seed(db);
+    const server = await startServer(['--db', db, '--workers', '2']);
+    expect(server.output().match(/^Service: /gm)).toHaveLength(1);
+    const pid = server.child.pid ?? 0;
+    expect(childrenOf(pid)).toHaveLength(2);
+    const tokens = await issueAndValidate(server, 3);
+
+    const [victim] = childrenOf(pid);
+    process.kill(victim ?? 0, 'SIGKILL');
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && !(childrenOf(pid).length === 2 && !childrenOf(pid).includes(victim ?? 0))) await new Promise((r) => setTimeout(r, 100));
+    expect(childrenOf(pid)).toHaveLength(2);
+    expect(server.output()).toMatch(/exited unexpectedly with signal SIGKILL; starting a new one/);
+    for (const token of tokens) expect(await call(server.origin, 'ValidateUserToken', { token })).toBe(true);
+
+    await stop(server);
+  });
+
+  it.skipIf(pgAdmin === null)('on PostgreSQL: two workers, tokens valid across them, SIGTERM exits 0', async () => {
+    requireDist();
+    const schema = newSchemaName();
+    schemas.push(schema);
+    const db = schemaUrl(schema);
+    await seed(db);
+    const server = await startServer(['--db', db, '--workers', '2']);
+    expect(server.output().match(/^Service: /gm)).toHaveLength(1);
+    await issueAndValidate(server, 3);
+    await stop(server);
+  });
+
+  it('refuses a bad worker count', async () => {
+    requireDist();
+    await expect(startServer(['--db', 'sqlite::memory:', '--workers', 'lots'])).rejects.toThrow(/expected a number from 1 to 256, or auto/);
+  });
+});

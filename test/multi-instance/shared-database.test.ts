@@ -1,0 +1,72 @@
+/**
+ * Two server processes on one PostgreSQL database behave as one service: every fact that
+ * matters (tokens, revocations, single-use tickets) lives in the database, none in a process.
+ */
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { createAdminService } from '../../src/domain/admin-service.js';
+import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
+import { openStore } from '../../src/store/open-store.js';
+import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
+import { killAll, requireDist, runCliProcess, soapResult, startServer } from '../support/server-process.js';
+
+const pgAdmin = await postgresForTests();
+const schemas: string[] = [];
+afterEach(() => killAll());
+afterAll(async () => {
+  if (pgAdmin !== null) await dropSchemas(schemas);
+});
+
+describe.skipIf(pgAdmin === null)('two instances on one PostgreSQL database', () => {
+  it('share tokens, revocations and single-use tickets', async () => {
+    requireDist();
+    const schema = newSchemaName();
+    schemas.push(schema);
+    const db = schemaUrl(schema);
+
+    const store = await openStore(db);
+    try {
+      const admin = createAdminService({ store, hasher: createArgon2Hasher() });
+      expect((await admin.addUser({ login: 'alice', password: 'pw', appIds: [2] })).ok).toBe(true);
+      expect((await admin.updateApplication(2, { loginUrl: 'http://gps.example/login' })).ok).toBe(true);
+    } finally {
+      await store.close();
+    }
+
+    const [a, b] = await Promise.all([startServer(['--db', db]), startServer(['--db', db])]);
+
+    // A token issued by A validates on B (and on A).
+    const token = await soapResult(a.origin, 'ValidateUser', { login: 'alice', password: 'pw', AppId: 2, IPAddress: '' });
+    expect(token).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(await soapResult(b.origin, 'ValidateUserToken', { token: String(token) })).toBe(true);
+    expect(await soapResult(a.origin, 'ValidateUserToken', { token: String(token) })).toBe(true);
+
+    // A login ticket fetched through A is accepted once across A and B together.
+    const loginUrl = await soapResult(a.origin, 'GetUserLoginURL', { token: String(token), AppID: 2 });
+    const ticket = new URL(String(loginUrl)).searchParams.get('ticket');
+    expect(ticket, String(loginUrl)).toMatch(/^[0-9a-f-]{36}$/);
+    const attempts = await Promise.all(Array.from({ length: 20 }, (_, i) =>
+      soapResult(i % 2 === 0 ? a.origin : b.origin, 'ValidateUserToken', { token: ticket ?? '' })));
+    expect(attempts.filter((r) => r === true)).toHaveLength(1);
+
+    // A revocation through the CLI is visible on both within one second.
+    const revoked = await runCliProcess(['token', 'revoke', '--user', 'alice', '--db', db]);
+    expect(revoked.status, revoked.output).toBe(0);
+    const done = performance.now();
+    const seen = { a: false, b: false };
+    while (performance.now() - done < 1000 && !(seen.a && seen.b)) {
+      const [onA, onB] = await Promise.all([
+        soapResult(a.origin, 'ValidateUserToken', { token: String(token) }),
+        soapResult(b.origin, 'ValidateUserToken', { token: String(token) }),
+      ]);
+      seen.a ||= onA === false;
+      seen.b ||= onB === false;
+    }
+    expect(seen).toEqual({ a: true, b: true });
+    expect(performance.now() - done).toBeLessThan(1000);
+
+    a.child.kill('SIGTERM');
+    b.child.kill('SIGTERM');
+    expect(await a.exited).toEqual({ code: 0, signal: null });
+    expect(await b.exited).toEqual({ code: 0, signal: null });
+  });
+});
