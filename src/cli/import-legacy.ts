@@ -1,0 +1,308 @@
+/**
+ * Commands of issue 7, migrating from the legacy system while keeping users' passwords:
+ *
+ *   svcapi-auth import membership <file.csv>  aspnet_Users + aspnet_Membership rows
+ *   svcapi-auth import identity <file.csv>    AspNetUsers rows
+ *   svcapi-auth import users <file.jsonl>     PHC / MCF hashes (argon2, bcrypt, scrypt, PBKDF2)
+ *   svcapi-auth user migration-report         users per password hash format (also `users ...`)
+ *
+ * The rules live in domain/legacy-import.ts and domain/migration-report.ts; this file reads the
+ * files (CSV through csv-parse, JSON lines) and prints the reports. See docs/migration.md.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream';
+import { parse } from 'csv-parse';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { createPasswordHasher } from '../domain/composite-password-hasher.js';
+import {
+  importUsers, type CsvRow, type FormatCounts, type ImportOptions, type ImportReport, type ImportSource, type JsonRow,
+} from '../domain/legacy-import.js';
+import { MEMBERSHIP_ALGORITHMS, parseMachineKey, parseMembershipAlgorithm, type MachineKey, type MembershipAlgorithm } from '../domain/legacy-hashes/aspnet-membership.js';
+import { migrationReport } from '../domain/migration-report.js';
+import type { Store } from '../store/store.js';
+import { openStore } from '../store/open-store.js';
+import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+
+/** Where the machine key may come from besides a file: never the command line. */
+export const DECRYPTION_KEY_ENV = 'SVCAPI_DECRYPTION_KEY';
+
+const REQUIRED_COLUMNS: Record<'membership' | 'identity', readonly string[]> = {
+  membership: ['username', 'password', 'passwordformat', 'passwordsalt'],
+  identity: ['username', 'passwordhash'],
+};
+
+function appIdArg(text: string, previous: number[] | undefined): number[] {
+  if (!/^\d{1,10}$/.test(text.trim()) || Number(text) < 1 || Number(text) > 2147483647) throw new InvalidArgumentError('expected an AppID (1 to 2147483647).');
+  return [...(previous ?? []), Number(text.trim())];
+}
+
+function algorithmArg(text: string): MembershipAlgorithm {
+  const algorithm = parseMembershipAlgorithm(text);
+  if (algorithm === null) throw new InvalidArgumentError(`expected one of ${MEMBERSHIP_ALGORITHMS.join(', ')}.`);
+  return algorithm;
+}
+
+function delimiterArg(text: string): string {
+  if (text.toLowerCase() === 'tab' || text === '\\t') return '\t';
+  if (text.length !== 1) throw new InvalidArgumentError('expected one character, or "tab".');
+  return text;
+}
+
+async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
+  let url: string;
+  try {
+    url = loadConfig({ flags: { db }, env: io.env }).databaseUrl;
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
+    throw error;
+  }
+  let store: Store;
+  try {
+    store = await openStore(url);
+  } catch (error) {
+    throw new CliError(`cannot open the database ${url}: ${(error as Error).message}`);
+  }
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The `<machineKey>` from --decryption-key-file or the environment; null without one. */
+async function machineKeyFrom(io: CliIo, options: { decryption: string; decryptionKeyFile?: string }): Promise<MachineKey | null> {
+  let hex: string | undefined;
+  if (options.decryptionKeyFile !== undefined) {
+    hex = await readFile(options.decryptionKeyFile, 'utf8').catch((error: unknown) => {
+      throw new CliError(`cannot read --decryption-key-file: ${(error as Error).message}`);
+    });
+  } else if ((io.env[DECRYPTION_KEY_ENV] ?? '') !== '') {
+    hex = io.env[DECRYPTION_KEY_ENV];
+  }
+  if (hex === undefined) return null;
+  const key = parseMachineKey(options.decryption, hex);
+  if (typeof key === 'string') throw new CliError(key);
+  return key;
+}
+
+/** CSV rows with lower-cased column names, checked to have what the source needs. */
+async function* csvRows(file: string, source: 'membership' | 'identity', delimiter: string): AsyncGenerator<CsvRow> {
+  let missing: string[] = [];
+  const input = createReadStream(file);
+  const parser = parse({
+    bom: true,
+    delimiter,
+    skip_empty_lines: true,
+    info: true,
+    columns: (header: string[]) => {
+      const names = header.map((h) => h.trim().toLowerCase());
+      missing = REQUIRED_COLUMNS[source].filter((c) => !names.includes(c));
+      return names;
+    },
+  });
+  // pipeline carries a read error (no such file...) into the parser, and so into the loop below.
+  pipeline(input, parser, () => undefined);
+  // csv-parse tells where a record ends; a record starts after the previous one and any blank lines.
+  let previousEnd = 1;
+  let previousEmpty = 0;
+  try {
+    for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number; empty_lines: number } }>) {
+      if (missing.length > 0) break;
+      const line = previousEnd + 1 + (item.info.empty_lines - previousEmpty);
+      previousEnd = item.info.lines;
+      previousEmpty = item.info.empty_lines;
+      yield { line, fields: item.record };
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'EISDIR' || code === 'EACCES') throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+    throw new CliError(`${file} is not readable CSV: ${(error as Error).message}`);
+  } finally {
+    input.destroy();
+  }
+  if (missing.length > 0) {
+    throw new CliError(`${file} lacks the column(s) ${missing.join(', ')} (a header line is required; names are case-insensitive)`);
+  }
+}
+
+async function* jsonLines(file: string): AsyncGenerator<JsonRow> {
+  const input = createReadStream(file, { encoding: 'utf8' });
+  const lines = createInterface({ input, crlfDelay: Infinity });
+  let line = 0;
+  try {
+    for await (const text of lines) {
+      line += 1;
+      if (text.trim() === '') continue;
+      try {
+        yield { line, value: JSON.parse(text) as unknown };
+      } catch (error) {
+        yield { line, value: null, error: `not JSON: ${(error as Error).message}` };
+      }
+    }
+  } catch (error) {
+    throw new CliError(`cannot read ${file}: ${(error as Error).message}`);
+  } finally {
+    lines.close();
+  }
+}
+
+const SOURCE_TITLE: Record<ImportSource, string> = {
+  membership: 'ASP.NET Membership',
+  identity: 'ASP.NET Identity',
+  users: 'Users (PHC / MCF hashes)',
+};
+
+function skippedText(c: FormatCounts): string {
+  const parts = Object.entries(c.skipped).map(([reason, n]) => `${reason} ${n}`);
+  const total = Object.values(c.skipped).reduce((a, b) => a + (b ?? 0), 0);
+  return parts.length === 0 ? '0' : `${total} (${parts.join(', ')})`;
+}
+
+const ROWS_SHOWN_PER_OUTCOME = 50;
+
+function printReport(io: CliIo, file: string, report: ImportReport): void {
+  const out = (text: string): void => {
+    io.stdout.write(`${text}\n`);
+  };
+  out(`${SOURCE_TITLE[report.source]} import from ${file}: ${report.rows} row(s)${report.dryRun ? ' -- DRY RUN, nothing was written; the counts say what an import would do' : ''}`);
+  const headers = ['FORMAT', 'IMPORTED', 'NEEDS-RESET', 'UPDATED', 'SKIPPED'];
+  const rows = Object.entries(report.formats).sort(([a], [b]) => a.localeCompare(b))
+    .map(([format, c]) => [format, String(c.imported), String(c.needsReset), String(c.updated), skippedText(c)]);
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  for (const cells of [headers, ...rows]) out(cells.map((c, i) => (i === 0 || i === 4 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd());
+  if (report.notable.length > 0) {
+    out('');
+    out('Rows not simply imported:');
+    // A re-run reports every row as "exists": list the first few of each outcome, --json has them all.
+    const shown = new Map<string, number>();
+    for (const r of report.notable) {
+      const n = (shown.get(r.outcome) ?? 0) + 1;
+      shown.set(r.outcome, n);
+      if (n <= ROWS_SHOWN_PER_OUTCOME) out(`  line ${r.line}  ${JSON.stringify(r.login)}  ${r.format}  ${r.outcome}${r.detail === undefined ? '' : `: ${r.detail}`}`);
+    }
+    for (const [outcome, n] of shown) {
+      if (n > ROWS_SHOWN_PER_OUTCOME) out(`  ... and ${n - ROWS_SHOWN_PER_OUTCOME} more ${outcome} (--json lists every row)`);
+    }
+  }
+  const needsReset = Object.values(report.formats).reduce((n, c) => n + c.needsReset, 0);
+  if (needsReset > 0) {
+    out('');
+    out(`${needsReset} user(s) have no usable password: set one with "svcapi-auth user passwd <login>", run the import again with the`);
+    out('machine key (--decryption-key-file), or let the old service vouch for them at their next login (legacy.url; docs/migration.md).');
+  }
+}
+
+interface CommonOptions {
+  app?: number[];
+  dryRun?: boolean;
+  json?: boolean;
+  db?: string;
+}
+
+async function runImport(io: CliIo, source: ImportSource, file: string, options: CommonOptions, extra: ImportOptions, rows: AsyncIterable<CsvRow | JsonRow>): Promise<void> {
+  const report = await withStore(io, options.db, (store) => importUsers({ store, hasher: createPasswordHasher() }, source, rows, {
+    ...extra, appIds: options.app ?? [], dryRun: options.dryRun === true,
+  }));
+  if (options.json === true) io.stdout.write(`${JSON.stringify(report)}\n`);
+  else printReport(io, file, report);
+}
+
+interface CsvOptions extends CommonOptions {
+  hashAlgorithm: MembershipAlgorithm;
+  decryption: string;
+  decryptionKeyFile?: string;
+  delimiter: string;
+}
+
+/**
+ * `--db` wherever it was written: a parent command that has its own `--db` (the export `import`)
+ * takes the option even after the subcommand's name, so look there too.
+ */
+function withDb<T extends { db?: string }>(options: T, command: Command): T {
+  const db = options.db ?? (command.optsWithGlobals() as { db?: string }).db;
+  return db === undefined ? options : { ...options, db };
+}
+
+const appOption = (): Option => new Option('--app <appId>', 'grant this application to every imported user (repeat for several), besides the Applications column').argParser(appIdArg);
+const dryRunOption = (): Option => new Option('--dry-run', 'decide every row and print the report, but write nothing');
+const jsonOption = (): Option => new Option('--json', 'print the report as one JSON object');
+const dbOption = (): Option => new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)');
+const delimiterOption = (): Option => new Option('--delimiter <char>', 'CSV field separator: one character, or "tab"').argParser(delimiterArg).default(',');
+const algorithmOption = (forWhat: string): Option => new Option('--hash-algorithm <name>', `the old membership hashAlgorithmType${forWhat}: ${MEMBERSHIP_ALGORITHMS.join(', ')}`).argParser(algorithmArg).default('SHA1');
+const decryptionOption = (): Option => new Option('--decryption <algorithm>', 'the old <machineKey decryption>, for Encrypted passwords: AES or 3DES').default('AES');
+const keyFileOption = (): Option => new Option('--decryption-key-file <path>', `file holding the old <machineKey decryptionKey> in hex (or env ${DECRYPTION_KEY_ENV}; never an argument)`);
+
+export function registerLegacyCommands(program: Command, io: CliIo): void {
+  // `import <file>` (an svcapi-auth export) may exist already; the legacy sources are its subcommands.
+  const importCommand = program.commands.find((c) => c.name() === 'import')
+    ?? program.command('import').description('import users from another system');
+
+  importCommand.command('membership')
+    .description('import ASP.NET Membership users (aspnet_Users + aspnet_Membership as CSV), keeping their passwords')
+    .argument('<file>', 'CSV with a header: UserName, Password, PasswordFormat, PasswordSalt, IsApproved, IsLockedOut[, Applications]')
+    .addOption(algorithmOption(''))
+    .addOption(decryptionOption())
+    .addOption(keyFileOption())
+    .addOption(appOption())
+    .addOption(delimiterOption())
+    .addOption(dryRunOption())
+    .addOption(jsonOption())
+    .addOption(dbOption())
+    .action(async (file: string, options: CsvOptions, command: Command) => {
+      const machineKey = await machineKeyFrom(io, options);
+      await runImport(io, 'membership', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, 'membership', options.delimiter));
+    });
+
+  importCommand.command('identity')
+    .description('import ASP.NET Identity users (AspNetUsers as CSV), keeping their passwords')
+    .argument('<file>', 'CSV with a header: UserName, PasswordHash[, LockoutEnd or LockoutEndDateUtc, LockoutEnabled, Applications]')
+    .addOption(algorithmOption(' of Membership "hash|format|salt" triplets'))
+    .addOption(decryptionOption())
+    .addOption(keyFileOption())
+    .addOption(appOption())
+    .addOption(delimiterOption())
+    .addOption(dryRunOption())
+    .addOption(jsonOption())
+    .addOption(dbOption())
+    .action(async (file: string, options: CsvOptions, command: Command) => {
+      const machineKey = await machineKeyFrom(io, options);
+      await runImport(io, 'identity', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, 'identity', options.delimiter));
+    });
+
+  importCommand.command('users')
+    .description('import users with PHC / MCF password hashes (argon2, bcrypt, scrypt, PBKDF2) from JSON lines')
+    .argument('<file>', 'one JSON object a line: {"login": "...", "passwordHash": "...", "enabled": true, "appIds": [2]}')
+    .addOption(appOption())
+    .addOption(dryRunOption())
+    .addOption(jsonOption())
+    .addOption(dbOption())
+    .action(async (file: string, options: CommonOptions, command: Command) => {
+      await runImport(io, 'users', file, withDb(options, command), {}, jsonLines(file));
+    });
+
+  // `user migration-report`, also spelled `users migration-report`.
+  const userCommand = program.commands.find((c) => c.name() === 'user') ?? program.command('user').description('manage users');
+  if (!userCommand.aliases().includes('users')) userCommand.alias('users');
+  userCommand.command('migration-report')
+    .description('how many users are on each password hash format (legacy formats are upgraded to argon2id at the next login)')
+    .option('--json', 'print the report as one JSON object')
+    .addOption(dbOption())
+    .action(async (options: { json?: boolean; db?: string }, command: Command) => {
+      const report = await withStore(io, withDb(options, command).db, (store) => migrationReport(store, createPasswordHasher()));
+      if (options.json === true) {
+        io.stdout.write(`${JSON.stringify(report)}\n`);
+        return;
+      }
+      const headers = ['FORMAT', 'USERS', 'STATUS'];
+      const status = { 'current': 'current', 'upgraded-on-login': 'upgraded to argon2id at the next login', 'cannot-log-in': 'no usable password: needs a reset (or the legacy service)' };
+      const rows = report.formats.map((f) => [f.format, String(f.users), status[f.status]]);
+      const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+      for (const cells of [headers, ...rows]) {
+        io.stdout.write(`${cells.map((c, i) => (i === 1 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()}\n`);
+      }
+      io.stdout.write(`Total: ${report.users} user(s); ${report.migratedByLegacyService} migrated through the legacy service at their first login\n`);
+    });
+}

@@ -1,0 +1,76 @@
+/**
+ * Lazy migration from the legacy service (issue 7, config `legacy.url`): while svcapi-auth runs
+ * side by side with the old Authentication.asmx, a login that is unknown here, or whose stored
+ * hash cannot be verified here (imported without a usable password, or in a format or cost this
+ * service refuses), is checked once by the old service's own ValidateUser. When it answers with
+ * a token, the user is created here (or its hash replaced) with an argon2id hash of the password
+ * just checked, granted the application, recorded as migrated, and the login succeeds as any
+ * other. When it says no, times out or fails, the login fails like any other failure.
+ *
+ * A user whose hash *can* be verified here is never sent to the old service: a wrong password
+ * is simply wrong (the old service may still accept a password changed here since).
+ *
+ * The domain knows the old service only through LegacyAuthenticator; the SOAP client lives in
+ * src/legacy/.
+ */
+import type { Application, Store, UserCredentials } from '../store/store.js';
+import type { PasswordHasher } from './password-hasher.js';
+import type { Clock } from './clock.js';
+import { checkLogin, loginKey } from './logins.js';
+import { canVerifyPasswordHash } from './legacy-hashes/stored-hash.js';
+
+export interface LegacyAuthenticator {
+  /**
+   * The old service's ValidateUser: true when it issued a token. Never rejects: a timeout, an
+   * error or an unreadable answer is false.
+   */
+  validate(login: string, password: string, appId: number, ipAddress: string | null): Promise<boolean>;
+}
+
+export interface LegacyMigrationDeps {
+  readonly store: Store;
+  readonly hasher: PasswordHasher;
+  readonly legacy: LegacyAuthenticator;
+  readonly clock: Clock;
+}
+
+export interface LegacyAttempt {
+  readonly login: string;
+  readonly password: string;
+  readonly app: Application;
+  readonly ipAddress: string | null;
+}
+
+export interface LegacyMigration {
+  /**
+   * For a login whose password did not verify here: asks the old service when the rules above
+   * allow it; the migrated user to continue the login with, or null (not asked, or refused).
+   */
+  attempt(attempt: LegacyAttempt, user: UserCredentials | null): Promise<UserCredentials | null>;
+}
+
+export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigration {
+  const { store, hasher, legacy, clock } = deps;
+  return {
+    async attempt(a, user) {
+      if (!a.app.enabled) return null; // would fail anyway; do not bother the old service
+      if (user !== null && (!user.enabled || canVerifyPasswordHash(user.passwordHash))) return null;
+      if (user === null && checkLogin(a.login) !== null) return null; // could not be created here
+      let vouched: boolean;
+      try {
+        vouched = await legacy.validate(a.login, a.password, a.app.appId, a.ipAddress);
+      } catch {
+        vouched = false;
+      }
+      if (!vouched) return null;
+      return store.migrateLegacyUser({
+        login: user?.login ?? a.login,
+        loginKey: loginKey(a.login),
+        passwordHash: await hasher.hash(a.password),
+        appId: a.app.appId,
+        expectedHash: user?.passwordHash ?? null,
+        now: clock.now(),
+      });
+    },
+  };
+}

@@ -1,0 +1,69 @@
+/**
+ * `svcapi-auth serve` with SVCAPI_LEGACY_URL (issue 7): the configured service asks the old one
+ * (here another svcapi-auth instance) about a login it does not know, and upgrades imported
+ * legacy hashes on login: the wiring of serve.ts, not only the domain.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { runCli } from '../../src/cli/main.js';
+import { inspectPasswordHash } from '../../src/domain/legacy-hashes/stored-hash.js';
+import { openStore } from '../../src/store/open-store.js';
+import { buildRequest, parseResult } from '../support/asmx-client.js';
+import { startApp, type StartedApp } from '../support/start-app.js';
+import { vector, VECTORS } from './support.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svcapi-legacy-serve-'));
+let legacy: StartedApp;
+
+beforeAll(async () => {
+  legacy = await startApp();
+  await legacy.seedUser('from-legacy', 'legacy-pw', 2);
+});
+
+afterAll(async () => {
+  await legacy.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('serve asks the legacy service about unknown logins and upgrades legacy hashes', async () => {
+  const db = `sqlite:${join(dir, 'auth.db')}`;
+  const identity = vector(VECTORS.identity, (v) => v.version === 3 && v.case.endsWith('/ascii'));
+  const seed = await openStore(db);
+  await seed.insertUser({ login: 'imported', loginKey: 'imported', passwordHash: `$aspnet-identity-v3$${identity.passwordHash}`, enabled: true, appIds: [2], createdAt: new Date() });
+  await seed.close();
+
+  let text = '';
+  const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+  const controller = new AbortController();
+  const env = { SVCAPI_LEGACY_URL: `${legacy.url}/Authentication.asmx`, SVCAPI_LEGACY_TIMEOUT_MS: '2000' };
+  const done = runCli(['serve', '--port', '0', '--log-level', 'silent', '--db', db], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
+  let service: string | undefined;
+  for (let i = 0; service === undefined && i < 500; i++) {
+    service = /^Service: (http:\/\/127\.0\.0\.1:\d+\/Authentication\.asmx)$/m.exec(text)?.[1];
+    if (service === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  if (service === undefined) throw new Error(`serve did not start: ${text}`);
+  const login = async (user: string, password: string): Promise<string> => {
+    const req = buildRequest('soap11', 'ValidateUser', { login: user, password, AppId: 2, IPAddress: '' });
+    const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
+    return String(parseResult('soap11', 'ValidateUser', await res.text()));
+  };
+  try {
+    expect(await login('from-legacy', 'wrong')).toBe('');
+    expect(await login('from-legacy', 'legacy-pw')).not.toBe('');
+    expect(await login('imported', identity.password)).not.toBe('');
+  } finally {
+    controller.abort();
+    expect(await done).toBe(0);
+  }
+  const store = await openStore(db);
+  try {
+    expect(inspectPasswordHash((await store.findUserByLoginKey('from-legacy'))?.passwordHash ?? '').format).toBe('argon2id');
+    expect(inspectPasswordHash((await store.findUserByLoginKey('imported'))?.passwordHash ?? '').format).toBe('argon2id');
+  } finally {
+    await store.close();
+  }
+});

@@ -1,0 +1,60 @@
+/** Helpers shared by the legacy-migration tests (issue 7). */
+import { readFileSync } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { runCli } from '../../src/cli/main.js';
+import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
+
+export interface Vectors {
+  membershipHashed: Array<{ algorithm: string; case: string; salt: string; hash: string; password: string; wrong: string[] }>;
+  membershipEncrypted: Array<{ decryption: string; decryptionKey: string; case: string; salt: string; password_enc: string; password: string }>;
+  identity: Array<{ version: number; case: string; passwordHash: string; password: string; wrong: string[] }>;
+  identityTriplets: Array<{ case: string; passwordHash: string; password: string; wrong: string[] }>;
+  phc: Array<{ format: string; case: string; hash: string; password: string; wrong: string[] }>;
+}
+
+export const VECTORS = JSON.parse(readFileSync(new URL('../fixtures/legacy/vectors.json', import.meta.url), 'utf8')) as Vectors;
+
+export function vector<T extends { case: string }>(list: readonly T[], pick: (v: T) => boolean): T {
+  const found = list.find(pick);
+  if (found === undefined) throw new Error('no such vector');
+  return found;
+}
+
+/** The service's hasher with small argon2 parameters (dummy verifications and new hashes), for speed. */
+export const fastHasher = (): ReturnType<typeof createPasswordHasher> => createPasswordHasher({ argon2: { memoryCost: 1024, timeCost: 1, parallelism: 1 } });
+
+/** A CSV field, quoted as PowerShell's Export-Csv writes every field. */
+export function csvField(value: string): string {
+  return `"${value.replace(/"/g, '""')}"`;
+}
+
+export function csv(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
+}
+
+export interface RunResult {
+  code: number;
+  out: string;
+  err: string;
+}
+
+function sink(): { stream: Writable; text: () => string } {
+  let text = '';
+  return {
+    stream: new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        text += chunk.toString();
+        callback();
+      },
+    }),
+    text: () => text,
+  };
+}
+
+export async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  const out = sink();
+  const err = sink();
+  // A forgotten --db must never reach ./data: the default database here is a throw-away one.
+  const code = await runCli(args, { stdin: Readable.from([]), stdout: out.stream, stderr: err.stream, env: { DATABASE_URL: 'sqlite::memory:', ...env } });
+  return { code, out: out.text(), err: err.text() };
+}
