@@ -1,8 +1,12 @@
+import { isIP } from 'node:net';
+import { ConfigFileError, readConfigFile, type ConfigFileLayer, type SettingSource } from './config-file.js';
 import { parseDatabaseUrl } from './store/open-store.js';
 
 /**
- * The service's configuration: defaults, then the environment, then command-line flags, checked
- * once at start-up (a bad value stops the process with a message naming it) and frozen.
+ * The service's configuration: defaults, then a config file (`--config` / SVCAPI_CONFIG, JSON or
+ * YAML: config-file.ts), then the environment, then command-line flags, checked once at start-up
+ * (a bad value stops the process with a message naming it) and frozen. Every setting is listed
+ * in docs/configuration.md.
  */
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -26,6 +30,32 @@ export interface Config {
     readonly ttlSeconds: number;
   };
   readonly logLevel: LogLevel;
+  /** Human-readable colourised logs instead of JSON lines (for a terminal). */
+  readonly logPretty: boolean;
+  /**
+   * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
+   * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
+   */
+  readonly trustedProxies: readonly string[];
+  /** The health and metrics listener, never the public one; `port: null` turns it off. */
+  readonly management: { readonly host: string; readonly port: number | null };
+  readonly shutdown: {
+    /** On SIGTERM, how long readiness reports 503 while still serving, so a load balancer drains. */
+    readonly drainDelayMs: number;
+    /** How long requests in flight may take to finish before connections are cut. */
+    readonly timeoutMs: number;
+  };
+  readonly housekeeping: {
+    readonly intervalMs: number;
+    /** Rows deleted per short transaction. */
+    readonly batchSize: number;
+    /** Expired tokens and tickets are kept this long after expiry (for investigation), then deleted. */
+    readonly tokenRetentionMs: number;
+  };
+  /** The config file that was read (absolute path), if any. */
+  readonly configFile: string | null;
+  /** Lazy migration (issue 7): the old Authentication.asmx asked about logins unknown here; url null: off. */
+  readonly legacy: { readonly url: string | null; readonly timeoutMs: number };
 }
 
 /** Command-line flags as commander hands them over (strings, or numbers once parsed). */
@@ -36,6 +66,12 @@ export interface ConfigFlags {
   readonly db?: string;
   readonly timeZone?: string;
   readonly logLevel?: string;
+  /** `--config <path>` */
+  readonly config?: string;
+  readonly logPretty?: boolean;
+  readonly trustedProxies?: string;
+  readonly managementHost?: string;
+  readonly managementPort?: string | number;
 }
 
 export interface LoadConfigInput {
@@ -56,12 +92,46 @@ function defaultTimeZone(): string {
   return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 }
 
-/** The first value that is set: flag, then environment variable, then default; with its key for messages. */
-function pick(flag: string | number | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string): { value: string; key: string } | undefined {
+/** The first value that is set: flag, then environment variable, then config file, then default; with its key for messages. */
+function pick(flag: string | number | boolean | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, fromFile?: SettingSource): SettingSource | undefined {
   if (flag !== undefined) return { value: String(flag), key: flagName };
   const fromEnv = env[envName];
   if (fromEnv !== undefined && fromEnv !== '') return { value: fromEnv, key: envName };
+  if (fromFile !== undefined && fromFile.value.trim() !== '') return fromFile;
   return undefined;
+}
+
+function boolean(source: SettingSource | undefined, fallback: boolean): boolean {
+  if (source === undefined) return fallback;
+  const text = source.value.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(text)) return true;
+  if (['false', '0', 'no', 'off'].includes(text)) return false;
+  throw new ConfigError(source.key, `expected true or false, got ${JSON.stringify(source.value)}`);
+}
+
+function hostSetting(source: SettingSource | undefined, fallback: string, name: string): string {
+  const host = (source?.value ?? fallback).trim();
+  if (host === '' || /\s/.test(host)) throw new ConfigError(source?.key ?? name, `expected a host name or address, got ${JSON.stringify(source?.value)}`);
+  return host;
+}
+
+/** proxy-addr's (and so fastify's trustProxy) names for address ranges. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** A comma- or space-separated list of IP addresses and CIDR ranges, checked one by one. */
+function proxyList(source: SettingSource | undefined): string[] {
+  if (source === undefined) return [];
+  const entries = source.value.split(/[\s,]+/).filter((e) => e !== '');
+  for (const entry of entries) {
+    if (PROXY_RANGE_NAMES.includes(entry) || isIP(entry) !== 0) continue;
+    const [address = '', bits, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const max = family === 6 ? 128 : 32;
+    const valid = family !== 0 && rest.length === 0 && bits !== undefined && /^\d{1,3}$/.test(bits) && Number(bits) <= max;
+    if (valid) continue;
+    throw new ConfigError(source.key, `expected IP addresses or CIDR ranges (like 10.0.0.5 or 10.0.0.0/8), got ${JSON.stringify(entry)}`);
+  }
+  return entries;
 }
 
 function integer(source: { value: string; key: string } | undefined, fallback: number, min: number, max: number): number {
@@ -94,14 +164,34 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const flags = input.flags ?? {};
   const env = input.env ?? {};
 
-  const hostSource = pick(flags.host, '--host', env, 'SVCAPI_HOST');
+  const configSource = pick(flags.config, '--config', env, 'SVCAPI_CONFIG');
+  let file: ConfigFileLayer | undefined;
+  if (configSource !== undefined) {
+    try {
+      file = readConfigFile(configSource.value.trim());
+    } catch (error) {
+      if (error instanceof ConfigFileError) throw new ConfigError(error.key ?? configSource.key, error.reason);
+      throw error;
+    }
+  }
+  /** The file's value for a dotted key (marking it as a known key). */
+  const fromFile = (key: string): SettingSource | undefined => {
+    try {
+      return file?.take(key);
+    } catch (error) {
+      if (error instanceof ConfigFileError) throw new ConfigError(error.key ?? key, error.reason);
+      throw error;
+    }
+  };
+
+  const hostSource = pick(flags.host, '--host', env, 'SVCAPI_HOST', fromFile('host'));
   const host = (hostSource?.value ?? '127.0.0.1').trim();
   if (host === '' || /\s/.test(host)) throw new ConfigError(hostSource?.key ?? 'host', `expected a host name or address, got ${JSON.stringify(hostSource?.value)}`);
 
   // 0 asks the OS for a free port (tests); `serve` prints the one it got.
-  const port = integer(pick(flags.port, '--port', env, 'SVCAPI_PORT'), 8080, 0, 65535);
+  const port = integer(pick(flags.port, '--port', env, 'SVCAPI_PORT', fromFile('port')), 8080, 0, 65535);
 
-  const dbSource = pick(flags.db, '--db', env, 'DATABASE_URL');
+  const dbSource = pick(flags.db, '--db', env, 'DATABASE_URL', fromFile('databaseUrl'));
   const databaseUrl = (dbSource?.value ?? DEFAULT_DATABASE_URL).trim();
   try {
     parseDatabaseUrl(databaseUrl);
@@ -109,18 +199,47 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     throw new ConfigError(dbSource?.key ?? 'databaseUrl', (error as Error).message);
   }
 
-  const maxRequestBytes = integer(pick(undefined, '', env, 'SVCAPI_MAX_REQUEST_BYTES'), 1_048_576, 1024, 1024 * 1024 * 1024);
-  const bodyTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_BODY_TIMEOUT_MS'), 10_000, 100, 600_000);
+  const maxRequestBytes = integer(pick(undefined, '', env, 'SVCAPI_MAX_REQUEST_BYTES', fromFile('http.maxRequestBytes')), 1_048_576, 1024, 1024 * 1024 * 1024);
+  const bodyTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_BODY_TIMEOUT_MS', fromFile('http.bodyTimeoutMs')), 10_000, 100, 600_000);
 
-  const zoneSource = pick(flags.timeZone, '--time-zone', env, 'SVCAPI_TIME_ZONE');
+  const zoneSource = pick(flags.timeZone, '--time-zone', env, 'SVCAPI_TIME_ZONE', fromFile('timeZone'));
   const timeZone = zoneSource?.value.trim() ?? defaultTimeZone();
   if (!isTimeZone(timeZone)) throw new ConfigError(zoneSource?.key ?? 'timeZone', `not an IANA time zone: ${JSON.stringify(timeZone)}`);
 
-  const ttlSeconds = integer(pick(undefined, '', env, 'SVCAPI_TICKET_TTL_SECONDS'), 120, 1, 86_400);
+  const ttlSeconds = integer(pick(undefined, '', env, 'SVCAPI_TICKET_TTL_SECONDS', fromFile('tickets.ttlSeconds')), 120, 1, 86_400);
 
-  const levelSource = pick(flags.logLevel, '--log-level', env, 'SVCAPI_LOG_LEVEL');
+  const levelSource = pick(flags.logLevel, '--log-level', env, 'SVCAPI_LOG_LEVEL', fromFile('logLevel'));
   const logLevel = (levelSource?.value.trim().toLowerCase() ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(levelSource?.key ?? 'logLevel', `expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(levelSource?.value)}`);
+
+  // --- operations (issue 8): logs, proxies, management listener, shutdown, housekeeping ---
+  const logPretty = boolean(pick(flags.logPretty, '--log-pretty', env, 'SVCAPI_LOG_PRETTY', fromFile('logPretty')), false);
+  const trustedProxies = proxyList(pick(flags.trustedProxies, '--trusted-proxies', env, 'SVCAPI_TRUSTED_PROXIES', fromFile('trustedProxies')));
+  const managementHost = hostSetting(pick(flags.managementHost, '--management-host', env, 'SVCAPI_MANAGEMENT_HOST', fromFile('management.host')), '127.0.0.1', 'management.host');
+  const managementPortSource = pick(flags.managementPort, '--management-port', env, 'SVCAPI_MANAGEMENT_PORT', fromFile('management.port'));
+  const managementOff = managementPortSource !== undefined && ['off', 'false', 'no', 'none'].includes(managementPortSource.value.trim().toLowerCase());
+  // An ephemeral service port (tests, several instances side by side) gets an ephemeral management port too.
+  const managementPort = managementOff ? null : integer(managementPortSource, port === 0 ? 0 : 9464, 0, 65535);
+  if (managementPort !== null && managementPort !== 0 && managementPort === port) {
+    throw new ConfigError(managementPortSource?.key ?? 'management.port', `must differ from the service port (${port}): health and metrics are never served on the public listener`);
+  }
+  const drainDelayMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_DRAIN_DELAY_MS', fromFile('shutdown.drainDelayMs')), 5000, 0, 600_000);
+  const shutdownTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_TIMEOUT_MS', fromFile('shutdown.timeoutMs')), 30_000, 100, 3_600_000);
+  const housekeepingIntervalMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_INTERVAL_MS', fromFile('housekeeping.intervalMs')), 300_000, 1000, 86_400_000);
+  const housekeepingBatchSize = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_BATCH_SIZE', fromFile('housekeeping.batchSize')), 500, 1, 100_000);
+  const tokenRetentionMs = integer(pick(undefined, '', env, 'SVCAPI_TOKEN_RETENTION_MS', fromFile('housekeeping.tokenRetentionMs')), 86_400_000, 0, 400 * 86_400_000);
+
+  // --- lazy migration from the legacy service (issue 7) ---
+  const legacySource = pick(undefined, '', env, 'SVCAPI_LEGACY_URL', fromFile('legacy.url'));
+  const legacyUrl = legacySource?.value.trim() ?? null;
+  if (legacyUrl !== null && !/^https?:$/.test(URL.canParse(legacyUrl) ? new URL(legacyUrl).protocol : '')) {
+    throw new ConfigError(legacySource?.key ?? 'legacy.url', `expected the old service's http(s) URL, like https://old.example/Authentication.asmx, got ${JSON.stringify(legacyUrl)}`);
+  }
+  const legacyTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_LEGACY_TIMEOUT_MS', fromFile('legacy.timeoutMs')), 3000, 100, 60_000);
+
+  // Last, once every setting above has taken its key: whatever is left in the file is unknown.
+  const unknown = file?.unknownKeys()[0];
+  if (unknown !== undefined) throw new ConfigError(unknown.label, unknown.reason);
 
   return deepFreeze({
     host,
@@ -130,5 +249,12 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     timeZone,
     tickets: { ttlSeconds },
     logLevel,
+    logPretty,
+    trustedProxies,
+    management: { host: managementHost, port: managementPort },
+    shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
+    housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
+    configFile: file?.path ?? null,
+    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs },
   });
 }

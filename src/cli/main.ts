@@ -11,11 +11,14 @@ import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../confi
 import { createAdminService, type AdminResult, type AdminService } from '../domain/admin-service.js';
 import { createArgon2Hasher } from '../domain/password-hasher.js';
 import type { Application, NewsRecord, User } from '../store/store.js';
-import { openStore } from '../store/open-store.js';
+import { openStore, redactDatabaseUrl } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { formatDuration, parseDuration } from './durations.js';
 import { readPassword } from './read-password.js';
-import { serve } from './serve.js';
+import { serveCommand, workersArg } from './cluster.js';
+import { registerExportImport } from './export-import.js';
+import { configFileOption, logPrettyOption, managementHostOption, managementPortOption, registerOpsCommands, trustedProxiesOption } from './ops-commands.js';
+import { registerLegacyCommands } from './import-legacy.js';
 
 export type { CliIo } from './cli-io.js';
 
@@ -99,7 +102,7 @@ async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminServ
   try {
     store = await openStore(config.databaseUrl);
   } catch (error) {
-    throw new CliError(`cannot open the database ${config.databaseUrl}: ${(error as Error).message}`);
+    throw new CliError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
   }
   try {
     return await fn(createAdminService({ store, hasher: createArgon2Hasher() }));
@@ -127,8 +130,14 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--port <port>', 'port to listen on, 0 for any free port (env SVCAPI_PORT; default 8080)'))
     .addOption(dbOption())
     .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env SVCAPI_LOG_LEVEL; default info)'))
-    .action(async (options: { host?: string; port?: string; db?: string; logLevel?: string }) => {
-      setExitCode(await serve(configFrom(io, options), io));
+    .addOption(configFileOption())
+    .addOption(logPrettyOption())
+    .addOption(trustedProxiesOption())
+    .addOption(managementHostOption())
+    .addOption(managementPortOption())
+    .addOption(new Option('--workers <n>', 'worker processes sharing the port: a number, or auto for one per core (env SVCAPI_WORKERS; default 1)').argParser(workersArg))
+    .action(async (options: { host?: string; port?: string; db?: string; logLevel?: string; workers?: number }) => {
+      setExitCode(await serveCommand(configFrom(io, options), io, options.workers));
     });
 
   // migrate
@@ -138,10 +147,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .action(async (options: DbOptions) => {
       const config = configFrom(io, { db: options.db });
       const store = await openStore(config.databaseUrl).catch((error: unknown) => {
-        throw new CliError(`cannot migrate ${config.databaseUrl}: ${(error as Error).message}`);
+        throw new CliError(`cannot migrate ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
       });
       try {
-        io.stdout.write(`Database ${config.databaseUrl} is at schema version ${await store.schemaVersion()}\n`);
+        io.stdout.write(`Database ${redactDatabaseUrl(config.databaseUrl)} is at schema version ${await store.schemaVersion()}\n`);
       } finally {
         await store.close();
       }
@@ -362,6 +371,9 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       io.stdout.write(`Revoked ${count} token(s)\n`);
     });
 
+  registerExportImport(program, io);
+  registerOpsCommands(program, io);
+  registerLegacyCommands(program, io); // after registerExportImport: adds membership/identity/users under its `import`
   return program;
 }
 

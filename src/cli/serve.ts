@@ -1,15 +1,13 @@
 import type { AddressInfo } from 'node:net';
-import { pino } from 'pino';
 import type { Config } from '../config.js';
 import { buildApp } from '../http/app.js';
 import { createAuthService } from '../domain/service.js';
-import { createArgon2Hasher } from '../domain/password-hasher.js';
+import { createPasswordHasher } from '../domain/composite-password-hasher.js';
+import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
 import { openStore } from '../store/open-store.js';
+import { createLogger } from '../ops/logger.js';
+import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { CliError, type CliIo } from './cli-io.js';
-
-/** Expired tokens are kept a day for investigation, then deleted. */
-const TOKEN_RETENTION_MS = 24 * 3600 * 1000;
-const HOUSEKEEPING_INTERVAL_MS = 3600 * 1000;
 
 /** How to write the listening host in a URL a person can open. */
 function urlHost(host: string, address: AddressInfo): string {
@@ -26,11 +24,13 @@ function stopRequested(io: CliIo): { promise: Promise<string>; dispose: () => vo
     const onSignal = (name: string) => (): void => resolve(name);
     const onInt = onSignal('SIGINT');
     const onTerm = onSignal('SIGTERM');
-    const onAbort = (): void => resolve('abort');
+    // A string reason ('SIGTERM', from a cluster worker's primary) is the reason: SIGTERM drains (src/ops/runtime.ts).
+    const abortReason = (): string => (typeof io.signal?.reason === 'string' ? io.signal.reason : 'abort');
+    const onAbort = (): void => resolve(abortReason());
     process.once('SIGINT', onInt);
     process.once('SIGTERM', onTerm);
     io.signal?.addEventListener('abort', onAbort, { once: true });
-    if (io.signal?.aborted === true) resolve('abort');
+    if (io.signal?.aborted === true) resolve(abortReason());
     dispose = () => {
       process.off('SIGINT', onInt);
       process.off('SIGTERM', onTerm);
@@ -40,19 +40,30 @@ function stopRequested(io: CliIo): { promise: Promise<string>; dispose: () => vo
   return { promise, dispose: () => dispose() };
 }
 
+export interface ServeHooks {
+  /** Where the "Service: ..." lines go once listening (default io.stdout); a cluster worker tells its primary instead. */
+  readonly announce?: (text: string) => void;
+}
+
 /**
  * Runs the service until asked to stop: opens (and migrates) the store, builds the HTTP app,
  * listens, prints where it is, and on SIGINT/SIGTERM stops accepting, lets requests in flight
  * finish, then closes the store.
  */
-export async function serve(config: Config, io: CliIo): Promise<number> {
+export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
   const store = await openStore(config.databaseUrl);
   const stop = stopRequested(io);
-  let housekeeping: NodeJS.Timeout | undefined;
+  // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
+  let ops: OpsRuntime | undefined;
   try {
-    const logger = pino({ level: config.logLevel, base: { service: 'svcapi-auth' } }, io.stdout);
-    const service = createAuthService({ store, hasher: createArgon2Hasher(), ticketTtlSeconds: config.tickets.ttlSeconds });
-    const app = await buildApp({ service, config, logger });
+    const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
+    ops = await createOpsRuntime({ config, store, logger });
+    const service = createAuthService({
+      store, hasher: ops.hasher(createPasswordHasher()), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.metrics.events,
+      // Lazy migration (issue 7): logins unknown here are checked once by the old service.
+      ...(config.legacy.url !== null && { legacy: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }) }),
+    });
+    const app = await buildApp({ service, config, logger, onRequestDone: ops.metrics.observeRequest, draining: ops.draining });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
@@ -61,22 +72,22 @@ export async function serve(config: Config, io: CliIo): Promise<number> {
     }
     const address = app.server.address() as AddressInfo;
     const base = `http://${urlHost(config.host, address)}:${address.port}/Authentication.asmx`;
-    io.stdout.write(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n`);
-
-    const purge = (): void => {
-      store.deleteExpiredTokens(new Date(Date.now() - TOKEN_RETENTION_MS))
-        .catch((error: unknown) => logger.error({ err: error }, 'deleting expired tokens failed'));
-    };
-    purge();
-    housekeeping = setInterval(purge, HOUSEKEEPING_INTERVAL_MS);
-    housekeeping.unref();
+    let managementUrl: string | null;
+    try {
+      ({ managementUrl } = await ops.start());
+    } catch (error) {
+      await app.close();
+      throw new CliError((error as Error).message);
+    }
+    const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics)\n`;
+    (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 
     const reason = await stop.promise;
     logger.info({ reason }, 'shutting down');
-    await app.close();
+    await ops.shutdown(app, reason);
     return 0;
   } finally {
-    if (housekeeping !== undefined) clearInterval(housekeeping);
+    await ops?.close();
     stop.dispose();
     await store.close();
   }

@@ -9,6 +9,8 @@ import { isValidIpAddress } from './ip-address.js';
 import { languageCandidates } from './languages.js';
 import { newsLimit, selectNews, toNewsItem } from './news-selection.js';
 import { appendTicket } from './login-url.js';
+import { createLegacyMigration, type LegacyAuthenticator } from './legacy-migration.js';
+import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
 
 export interface AuthServiceDeps {
   readonly store: Store;
@@ -17,6 +19,10 @@ export interface AuthServiceDeps {
   readonly random?: RandomSource;
   /** Lifetime of a GetUserLoginURL ticket (config `tickets.ttlSeconds`); default 120. */
   readonly ticketTtlSeconds?: number;
+  /** The old service, for lazy migration (config `legacy.url`; legacy-migration.ts); none by default. */
+  readonly legacy?: LegacyAuthenticator;
+  /** Observers of outcomes (metrics, later audit); they never change an answer. */
+  readonly events?: AuthEvents;
 }
 
 const FAILED: ValidateUserOutcome = Object.freeze({ ok: false });
@@ -29,6 +35,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? cryptoRandomSource;
   const ticketTtlMs = (deps.ticketTtlSeconds ?? 120) * 1000;
+  const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
+  const events = combineAuthEvents(deps.events);
 
   // An unknown login must cost one real verification too, or response time would tell which
   // logins exist. The dummy hash is computed once, from a password nobody knows.
@@ -55,14 +63,29 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       // failure is the same value, so neither the answer nor its timing says why it failed.
       const app = Number.isSafeInteger(input.appId) ? await store.getApplication(input.appId) : null;
       const login = input.login ?? '';
-      const user = login === '' ? null : await store.findUserByLoginKey(loginKey(login));
+      let user = login === '' ? null : await store.findUserByLoginKey(loginKey(login));
       const hashToCheck = user?.passwordHash ?? await dummyHash;
-      const passwordMatches = await hasher.verify(hashToCheck, input.password ?? '');
+      let passwordMatches = await hasher.verify(hashToCheck, input.password ?? '');
+      if (!passwordMatches && legacy !== null && app !== null && input.password !== null && login !== '') {
+        // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
+        const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
+        if (migrated !== null) [user, passwordMatches] = [migrated, true];
+      }
 
-      if (user === null || app === null || input.password === null || !passwordMatches) return FAILED;
-      if (!app.enabled || !user.enabled || !user.appIds.includes(app.appId)) return FAILED;
-      if (app.requireIp && !isValidIpAddress(input.ipAddress)) return FAILED;
+      const refuse = (outcome: LoginOutcome): ValidateUserOutcome => {
+        events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx });
+        return FAILED;
+      };
+      if (app === null) return refuse('unknown-app');
+      if (user === null) return refuse('unknown-user');
+      if (input.password === null || !passwordMatches) return refuse('bad-password');
+      if (!app.enabled) return refuse('app-disabled');
+      if (!user.enabled) return refuse('user-disabled');
+      if (!user.appIds.includes(app.appId)) return refuse('not-granted');
+      if (app.requireIp && !isValidIpAddress(input.ipAddress)) return refuse('bad-ip');
 
+      // A legacy or weaker hash becomes argon2id in the token's own transaction (nothing else changes).
+      const newPasswordHash = hasher.needsRehash(user.passwordHash) ? await hasher.hash(input.password) : null;
       const token = newTokenString(random);
       const issuedAt = clock.now();
       const expiry = initialExpiry(issuedAt, app.tokenLifetimeSeconds, app.idleTimeoutSeconds);
@@ -74,30 +97,37 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         sourceIp: ctx.sourceIp === '' ? null : ctx.sourceIp,
         issuedAt,
         expiresAt: expiry.absolute,
-      }, { passwordHash: user.passwordHash });
+      }, { passwordHash: user.passwordHash, ...(newPasswordHash !== null && { newPasswordHash }) });
       // Refused when the user was disabled or the password changed while we were verifying.
-      if (!stored) return FAILED;
+      if (!stored) return refuse('changed-meanwhile');
+      events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx });
+      events.tokenIssued({ userId: user.userId, appId: app.appId, ctx });
 
-      if (hasher.needsRehash(user.passwordHash)) {
-        await store.upgradePasswordHash(user.userId, user.passwordHash, await hasher.hash(input.password));
-      }
       return { ok: true, token, expiresAt: expiry.effective };
     },
 
-    async validateUserToken(token: string | null, _ctx: CallerContext): Promise<TokenCheck> {
+    async validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck> {
       const canonical = canonicalToken(token);
-      if (canonical === null) return INVALID;
+      const invalid = (kind: 'session' | 'ticket' | 'unknown'): TokenCheck => {
+        events.tokenValidated({ valid: false, kind, ctx });
+        return INVALID;
+      };
+      if (canonical === null) return invalid('unknown');
       const tokenHash = hashToken(canonical);
       const record = await store.findToken(tokenHash);
-      if (record === null) return INVALID;
+      if (record === null) return invalid('unknown');
       const now = clock.now();
       const verdict = evaluateToken(record, now);
-      if (!verdict.valid) return INVALID;
+      if (!verdict.valid) return invalid(record.kind);
       if (record.kind === 'ticket') {
         // Single use: only the caller whose conditional update wins gets true.
-        return (await store.consumeTicket(tokenHash, now)) ? verdict : INVALID;
+        if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
+        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx });
+        events.tokenValidated({ valid: true, kind: 'ticket', ctx });
+        return verdict;
       }
       if (record.idleTimeoutSeconds !== null) await store.touchToken(tokenHash, now);
+      events.tokenValidated({ valid: true, kind: 'session', ctx });
       return verdict;
     },
 
@@ -135,7 +165,9 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         issuedAt,
         expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
       });
-      return stored ? appendTicket(app.loginUrl, ticket) : '';
+      if (!stored) return '';
+      events.ticketIssued({ userId: user.userId, appId: app.appId, ctx });
+      return appendTicket(app.loginUrl, ticket);
     },
   };
 }

@@ -12,6 +12,13 @@ describe('loadConfig', () => {
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       tickets: { ttlSeconds: 120 },
       logLevel: 'info',
+      logPretty: false,
+      trustedProxies: [],
+      management: { host: '127.0.0.1', port: 9464 },
+      shutdown: { drainDelayMs: 5000, timeoutMs: 30000 },
+      housekeeping: { intervalMs: 300000, batchSize: 500, tokenRetentionMs: 86400000 },
+      configFile: null,
+      legacy: { url: null, timeoutMs: 3000 },
     });
   });
 

@@ -10,7 +10,8 @@ import { buildApp } from '../../src/http/app.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
+import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
+import type { LegacyAuthenticator } from '../../src/domain/legacy-migration.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -32,14 +33,16 @@ export interface StackOptions {
   readonly bodyTimeoutMs?: number;
   readonly clock?: Clock;
   readonly httpGet?: HttpGetOption;
+  /** Lazy migration (issue 7): the old service to ask about logins unknown here. */
+  readonly legacy?: LegacyAuthenticator;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'svcapi-auth-test-'));
   const dbPath = join(dir, 'test.db');
   const store = await openStore(`sqlite:${dbPath}`);
-  const hasher = createArgon2Hasher();
-  const service = createAuthService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
+  const hasher = createPasswordHasher();
+  const service = createAuthService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(options.legacy ? { legacy: options.legacy } : {}) });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
     service,

@@ -1,0 +1,237 @@
+/**
+ * Operator commands (issue 8):
+ *   svcapi-auth config print [flags]      the effective configuration as JSON, secrets hidden
+ *   svcapi-auth backup <file>             online backup of a SQLite database (PostgreSQL: pg_dump)
+ *   svcapi-auth restore <file>            put a backup in place of the database, service stopped
+ * and the options `serve` shares with `config print` (--config, --log-pretty, --trusted-proxies,
+ * --management-host, --management-port).
+ */
+import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import Database from 'better-sqlite3';
+import { Option, type Command } from 'commander';
+import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config.js';
+import { parseDatabaseUrl } from '../store/open-store.js';
+import { SQLITE_MIGRATIONS } from '../store/sqlite/migrations/sqlite-migrations.js';
+import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+
+// --- options shared by `serve` and `config print` ---
+
+export const configFileOption = (): Option => new Option('--config <path>', 'configuration file, JSON or YAML (env SVCAPI_CONFIG); flags and environment override it');
+export const logPrettyOption = (): Option => new Option('--log-pretty', 'human-readable colourised log lines instead of JSON (env SVCAPI_LOG_PRETTY)');
+export const trustedProxiesOption = (): Option => new Option('--trusted-proxies <list>', 'comma-separated IPs/CIDRs of reverse proxies whose X-Forwarded-For is believed (env SVCAPI_TRUSTED_PROXIES; default none)');
+export const managementHostOption = (): Option => new Option('--management-host <host>', 'address of the health/metrics listener (env SVCAPI_MANAGEMENT_HOST; default 127.0.0.1)');
+export const managementPortOption = (): Option => new Option('--management-port <port>', 'port of the health/metrics listener, 0 for any free port, off to disable (env SVCAPI_MANAGEMENT_PORT; default 9464)');
+
+function loadOrExplain(io: CliIo, flags: ConfigFlags): Config {
+  try {
+    return loadConfig({ flags, env: io.env });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
+    throw error;
+  }
+}
+
+// --- secrets in the printed configuration ---
+
+const SECRET_PARAMS = /^(password|passwd|pass|pwd|secret|token|sslpassword|sslkey)$/i;
+
+/** A database URL with its password (userinfo, and password-like query parameters) replaced by ***. */
+export function redactUrl(url: string): string {
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url);
+  if (scheme === null) return url; // sqlite:path, plain paths: nothing secret
+  try {
+    const parsed = new URL(url);
+    if (parsed.password !== '') parsed.password = '***';
+    for (const name of [...parsed.searchParams.keys()]) if (SECRET_PARAMS.test(name)) parsed.searchParams.set(name, '***');
+    return parsed.toString();
+  } catch {
+    // Not parseable as a URL: hide everything between "://" and "@" to be safe.
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
+  }
+}
+
+/**
+ * The configuration as `config print` shows it: every URL-valued setting (databaseUrl, legacy.url,
+ * any added later) with its password hidden.
+ */
+export function printableConfig(config: Config): Record<string, unknown> {
+  const hide = (value: unknown): unknown => {
+    if (typeof value === 'string') return redactUrl(value);
+    if (Array.isArray(value)) return value.map(hide);
+    if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, hide(v)]));
+    return value;
+  };
+  return hide(config) as Record<string, unknown>;
+}
+
+// --- SQLite backup and restore ---
+
+function sqlitePath(config: Config, verb: 'backup' | 'restore'): string {
+  const location = parseDatabaseUrl(config.databaseUrl);
+  if (location.kind === 'postgres') {
+    throw new CliError(verb === 'backup'
+      ? `backup copies SQLite databases; for PostgreSQL use pg_dump, e.g.\n  pg_dump --format=custom --file=svcapi-auth.dump '${redactUrl(location.url)}'\n(add --schema=<name> if the URL sets ?schema=)`
+      : `restore puts back SQLite backups; for PostgreSQL use pg_restore, e.g.\n  pg_restore --clean --if-exists --dbname='${redactUrl(location.url)}' svcapi-auth.dump`);
+  }
+  if (location.path === ':memory:') throw new CliError(`an in-memory database has nothing to ${verb}`);
+  return location.path;
+}
+
+const LATEST_SCHEMA = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
+
+/** Checks a SQLite file is sound and is an svcapi-auth database; returns its schema version. */
+function checkDatabaseFile(path: string, what: string): number {
+  let db: Database.Database;
+  try {
+    db = new Database(path, { fileMustExist: true });
+  } catch (error) {
+    throw new CliError(`cannot open ${what} ${path}: ${(error as Error).message}`);
+  }
+  try {
+    const check = db.pragma('quick_check', { simple: true });
+    if (check !== 'ok') throw new CliError(`${what} ${path} is damaged: ${String(check)}`);
+    const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+    if (!hasTable) throw new CliError(`${what} ${path} is not an svcapi-auth database (no schema_migrations table)`);
+    return Number((db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    throw new CliError(`cannot read ${what} ${path}: ${(error as Error).message}`);
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Whether another connection (a running `serve`, an admin command) has the database open. In WAL
+ * mode every open connection holds a shared lock that stops a switch out of WAL, so the attempt
+ * fails at once with SQLITE_BUSY when anybody else is connected. (If nobody is, the switch
+ * happens: harmless, the file is about to be replaced and `serve` sets WAL again.)
+ */
+function assertNotInUse(path: string): void {
+  const db = new Database(path, { fileMustExist: true, timeout: 0 });
+  try {
+    db.pragma('journal_mode = DELETE');
+  } catch (error) {
+    if ((error as { code?: string }).code === 'SQLITE_BUSY' || /locked|busy/i.test((error as Error).message)) {
+      throw new CliError(`the database ${path} is in use (is svcapi-auth serve running?); stop the service first, then restore`);
+    }
+    throw error;
+  } finally {
+    db.close();
+  }
+}
+
+export async function backupSqlite(config: Config, target: string, options: { readonly force?: boolean } = {}): Promise<{ source: string; target: string; bytes: number; schemaVersion: number }> {
+  const source = sqlitePath(config, 'backup');
+  const file = resolve(target);
+  if (!existsSync(source)) throw new CliError(`there is no database at ${source}`);
+  if (existsSync(file) && options.force !== true) throw new CliError(`${file} exists; choose another name or add --force to overwrite it`);
+  if (file === source) throw new CliError('the backup file cannot be the database itself');
+  mkdirSync(dirname(file), { recursive: true });
+  const partial = `${file}.partial-${process.pid}`;
+  const db = new Database(source, { fileMustExist: true });
+  try {
+    // SQLite's online backup: a consistent snapshot while the service keeps serving and writing.
+    await db.backup(partial);
+  } catch (error) {
+    rmSync(partial, { force: true });
+    throw new CliError(`backup of ${source} failed: ${(error as Error).message}`);
+  } finally {
+    db.close();
+  }
+  try {
+    // One self-contained file (rollback journal, not WAL), checked before it takes the final name.
+    const copy = new Database(partial, { fileMustExist: true });
+    try {
+      copy.pragma('journal_mode = DELETE');
+    } finally {
+      copy.close();
+    }
+    const schemaVersion = checkDatabaseFile(partial, 'the backup');
+    renameSync(partial, file);
+    return { source, target: file, bytes: statSync(file).size, schemaVersion };
+  } catch (error) {
+    rmSync(partial, { force: true });
+    throw error;
+  }
+}
+
+export async function restoreSqlite(config: Config, backupFile: string): Promise<{ target: string; previous: string | null; schemaVersion: number }> {
+  const target = sqlitePath(config, 'restore');
+  const file = resolve(backupFile);
+  if (!existsSync(file)) throw new CliError(`there is no backup file at ${file}`);
+  if (file === target) throw new CliError('the backup file is the database itself');
+  const schemaVersion = checkDatabaseFile(file, 'the backup');
+  if (schemaVersion > LATEST_SCHEMA) {
+    throw new CliError(`the backup has schema version ${schemaVersion}, newer than this svcapi-auth knows (${LATEST_SCHEMA}); restore it with a newer svcapi-auth`);
+  }
+  let previous: string | null = null;
+  if (existsSync(target)) {
+    assertNotInUse(target);
+    // The database being replaced is kept beside it, in case the wrong backup was chosen.
+    previous = `${target}.before-restore`;
+    rmSync(previous, { force: true });
+    const current = new Database(target, { fileMustExist: true, timeout: 0 });
+    try {
+      await current.backup(previous);
+    } finally {
+      current.close();
+    }
+  } else {
+    mkdirSync(dirname(target), { recursive: true });
+  }
+  const source = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    // Page by page, in one transaction on the destination: a failure leaves the database as it was.
+    await source.backup(target);
+  } catch (error) {
+    throw new CliError(`restore into ${target} failed: ${(error as Error).message}`);
+  } finally {
+    source.close();
+  }
+  return { target, previous, schemaVersion: checkDatabaseFile(target, 'the restored database') };
+}
+
+// --- commands ---
+
+export function registerOpsCommands(program: Command, io: CliIo): void {
+  const config = program.command('config').description('show the configuration');
+  config.command('print')
+    .description('print the effective configuration (defaults < config file < environment < flags) as JSON, secrets hidden')
+    .addOption(configFileOption())
+    .addOption(new Option('--host <host>', 'as serve --host'))
+    .addOption(new Option('--port <port>', 'as serve --port'))
+    .addOption(new Option('--db <url>', 'as serve --db'))
+    .addOption(new Option('--log-level <level>', 'as serve --log-level'))
+    .addOption(logPrettyOption())
+    .addOption(trustedProxiesOption())
+    .addOption(managementHostOption())
+    .addOption(managementPortOption())
+    .action((options: ConfigFlags) => {
+      io.stdout.write(`${JSON.stringify(printableConfig(loadOrExplain(io, options)), null, 2)}\n`);
+    });
+
+  program.command('backup')
+    .description('copy the SQLite database to <file> while the service runs (online backup); for PostgreSQL use pg_dump')
+    .argument('<file>', 'backup file to write')
+    .option('--force', 'overwrite <file> if it exists')
+    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(configFileOption())
+    .action(async (target: string, options: { force?: boolean; db?: string; config?: string }) => {
+      const done = await backupSqlite(loadOrExplain(io, { db: options.db, config: options.config }), target, { force: options.force === true });
+      io.stdout.write(`Backed up ${done.source} (schema version ${done.schemaVersion}) to ${done.target} (${done.bytes} bytes)\n`);
+    });
+
+  program.command('restore')
+    .description('replace the SQLite database with a backup; the service must be stopped (refused while the database is in use)')
+    .argument('<file>', 'backup file written by svcapi-auth backup')
+    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(configFileOption())
+    .action(async (file: string, options: { db?: string; config?: string }) => {
+      const done = await restoreSqlite(loadOrExplain(io, { db: options.db, config: options.config }), file);
+      io.stdout.write(`Restored ${resolve(file)} into ${done.target} (schema version ${done.schemaVersion})\n`);
+      if (done.previous !== null) io.stdout.write(`The database it replaced is kept as ${done.previous}\n`);
+      io.stdout.write('Start the service again (it applies any newer schema migrations on start).\n');
+    });
+}

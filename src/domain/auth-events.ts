@@ -1,0 +1,81 @@
+/**
+ * What happened inside the AuthService, for observers outside the domain: metrics (src/ops)
+ * now, an audit trail later. The client only ever sees one uniform failure from ValidateUser
+ * (anti-enumeration); these events carry the real reason to the operator's side.
+ *
+ * Events carry no secret: never a password, a token or a ticket (nor their hashes), only ids,
+ * outcomes and the caller context. Observers are called synchronously and must be cheap; an
+ * observer that throws is ignored, it never changes the answer to the client.
+ */
+import type { CallerContext } from './auth-service.js';
+
+/** Why ValidateUser answered as it did, in the order the checks are judged. */
+export const LOGIN_OUTCOMES = [
+  'success',
+  'unknown-app',
+  'unknown-user',
+  'bad-password',
+  'app-disabled',
+  'user-disabled',
+  'not-granted',
+  'bad-ip',
+  /** All checks passed, but a concurrent password change / disable / withdrawal won the race. */
+  'changed-meanwhile',
+] as const;
+export type LoginOutcome = (typeof LOGIN_OUTCOMES)[number];
+
+export interface LoginOutcomeEvent {
+  readonly outcome: LoginOutcome;
+  /** As sent (may name no application). */
+  readonly appId: number;
+  /** null when the login names no user. */
+  readonly userId: number | null;
+  readonly ctx: CallerContext;
+}
+
+export interface IssueEvent {
+  readonly userId: number;
+  readonly appId: number;
+  readonly ctx: CallerContext;
+}
+
+export interface TokenValidatedEvent {
+  readonly valid: boolean;
+  /** What the text named: a session token, a login ticket, or nothing known. */
+  readonly kind: 'session' | 'ticket' | 'unknown';
+  readonly ctx: CallerContext;
+}
+
+export interface AuthEvents {
+  /** Every ValidateUser call, once. */
+  loginOutcome?(event: LoginOutcomeEvent): void;
+  /** A session token was stored and is about to be returned. */
+  tokenIssued?(event: IssueEvent): void;
+  /** GetUserLoginURL stored a login ticket. */
+  ticketIssued?(event: IssueEvent): void;
+  /** ValidateUserToken consumed a ticket (true for exactly one caller). */
+  ticketUsed?(event: IssueEvent): void;
+  /** Every ValidateUserToken call, once. */
+  tokenValidated?(event: TokenValidatedEvent): void;
+}
+
+/** Several observers as one; each is called in turn, and one that throws does not stop the others. */
+export function combineAuthEvents(...observers: readonly (AuthEvents | undefined)[]): Required<AuthEvents> {
+  const list = observers.filter((o): o is AuthEvents => o !== undefined);
+  const fan = <K extends keyof AuthEvents>(name: K) => (event: Parameters<NonNullable<AuthEvents[K]>>[0]): void => {
+    for (const observer of list) {
+      try {
+        (observer[name] as ((e: typeof event) => void) | undefined)?.call(observer, event);
+      } catch {
+        // An observer's failure is its own business; the domain's answer does not change.
+      }
+    }
+  };
+  return {
+    loginOutcome: fan('loginOutcome'),
+    tokenIssued: fan('tokenIssued'),
+    ticketIssued: fan('ticketIssued'),
+    ticketUsed: fan('ticketUsed'),
+    tokenValidated: fan('tokenValidated'),
+  };
+}

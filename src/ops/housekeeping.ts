@@ -1,0 +1,108 @@
+/**
+ * Scheduled housekeeping: deletes what is no longer needed in small batches, each its own short
+ * transaction, with a pause between batches so requests interleave and none waits behind a long
+ * delete (SQLite writes are serialised; better-sqlite3 runs on the event loop).
+ *
+ * Tasks are pluggable: tokens and tickets now (tokenPurgeTask); the audit trail (a later issue)
+ * adds its own task for old audit events.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Logger } from 'pino';
+import type { Store } from '../store/store.js';
+import type { HousekeepingReport } from './metrics.js';
+
+export interface HousekeepingTask {
+  readonly name: string;
+  /** Deletes at most `limit` rows; returns how many. */
+  purgeBatch(limit: number): Promise<number>;
+}
+
+export interface HousekeepingOptions {
+  readonly tasks: readonly HousekeepingTask[];
+  readonly intervalMs: number;
+  readonly batchSize: number;
+  /** Pause between two batches of one run (default 10 ms). */
+  readonly pauseMs?: number;
+  readonly logger?: Logger;
+  readonly onReport?: (report: HousekeepingReport) => void;
+}
+
+export interface Housekeeping {
+  /** One run of every task now (also what the schedule does); resolves with what each deleted. */
+  runOnce(): Promise<readonly HousekeepingReport[]>;
+  /** Cancels the schedule and waits for a run in progress to finish its current batch. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Expired tokens and tickets (used or not), kept `retentionMs` after their absolute expiry for
+ * investigation, then deleted.
+ */
+export function tokenPurgeTask(store: Store, retentionMs: number, now: () => Date = () => new Date()): HousekeepingTask {
+  return {
+    name: 'tokens',
+    purgeBatch: (limit) => store.purgeExpiredTokens(new Date(now().getTime() - retentionMs), limit),
+  };
+}
+
+/** Starts the schedule: a first run right away, then one `intervalMs` after each run ends. */
+export function startHousekeeping(options: HousekeepingOptions): Housekeeping {
+  const pauseMs = options.pauseMs ?? 10;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<readonly HousekeepingReport[]> | undefined;
+
+  async function runTask(task: HousekeepingTask): Promise<HousekeepingReport> {
+    let deleted = 0;
+    try {
+      for (;;) {
+        const n = await task.purgeBatch(options.batchSize);
+        deleted += n;
+        if (n < options.batchSize || stopped) break;
+        await sleep(pauseMs);
+      }
+      if (deleted > 0) options.logger?.info({ task: task.name, deleted }, 'housekeeping: purged');
+      return { task: task.name, deleted, ok: true };
+    } catch (error) {
+      options.logger?.error({ err: error, task: task.name, deleted }, 'housekeeping failed');
+      return { task: task.name, deleted, ok: false };
+    }
+  }
+
+  async function run(): Promise<readonly HousekeepingReport[]> {
+    const reports: HousekeepingReport[] = [];
+    for (const task of options.tasks) {
+      if (stopped) break;
+      const report = await runTask(task);
+      options.onReport?.(report);
+      reports.push(report);
+    }
+    return reports;
+  }
+
+  function runOnce(): Promise<readonly HousekeepingReport[]> {
+    // Never two runs at once: a second caller shares the run in progress.
+    running ??= run().finally(() => {
+      running = undefined;
+    });
+    return running;
+  }
+
+  function schedule(delayMs: number): void {
+    if (stopped) return;
+    timer = setTimeout(() => {
+      void runOnce().then(() => schedule(options.intervalMs));
+    }, delayMs);
+    timer.unref();
+  }
+
+  schedule(0);
+  return {
+    runOnce,
+    async stop() {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await running;
+    },
+  };
+}

@@ -1,0 +1,231 @@
+/**
+ * Prometheus metrics (prom-client), served by the management listener at /metrics.
+ *
+ * Every label value comes from a fixed set: operation names from the contract (anything else is
+ * `none`), bindings and outcomes from the HTTP app, login outcomes from the domain's list, hash
+ * formats from a fixed list. No label ever carries user input, so cardinality stays bounded.
+ *
+ * Each service instance has its own Registry (tests build several in one process).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Logger } from 'pino';
+import { OPERATIONS } from '../contract/operations.js';
+import { LOGIN_OUTCOMES, type AuthEvents } from '../domain/auth-events.js';
+import type { PasswordHasher } from '../domain/password-hasher.js';
+import type { Binding, RequestDone } from '../http/app.js';
+import type { Store } from '../store/store.js';
+import type { Readiness } from './readiness.js';
+
+const PREFIX = 'svcapi_auth_';
+const OPERATION_NAMES = new Set(OPERATIONS.map((op) => op.name));
+const BINDINGS: readonly Binding[] = ['soap11', 'soap12', 'http-get', 'http-post', 'doc', 'none'];
+
+/**
+ * The `format` label of the password-hash gauge, from the `$ident$` the store reports (see
+ * src/domain/legacy-hashes/stored-hash.ts for the formats). A fixed list: anything else is `other`.
+ */
+export const HASH_FORMATS = [
+  'argon2id', 'argon2i', 'argon2d', 'aspnet-membership', 'aspnet-identity-v2', 'aspnet-identity-v3',
+  'bcrypt', 'scrypt', 'pbkdf2', 'needs-reset', 'other',
+] as const;
+export type HashFormat = (typeof HASH_FORMATS)[number];
+
+export function hashFormat(scheme: string): HashFormat {
+  if (/^2[abxy]?$/.test(scheme)) return 'bcrypt';
+  if (/^pbkdf2(-sha(1|256|512))?$/.test(scheme)) return 'pbkdf2';
+  const known = HASH_FORMATS.find((f) => f === scheme && f !== 'bcrypt' && f !== 'pbkdf2' && f !== 'other');
+  return known ?? 'other';
+}
+
+export type RequestOutcome = 'ok' | 'fault' | 'client_error' | 'server_error';
+
+/**
+ * ok: 1xx-3xx; fault: a SOAP binding answered with a fault (ASMX sends faults with status 500,
+ * whether the client or the server was at fault); otherwise client_error for 4xx, server_error
+ * for 5xx (HTTP GET/POST errors, which ASMX also sends as 500, count as server_error).
+ */
+export function requestOutcome(binding: Binding, statusCode: number): RequestOutcome {
+  if (statusCode < 400) return 'ok';
+  if (binding === 'soap11' || binding === 'soap12') return 'fault';
+  return statusCode < 500 ? 'client_error' : 'server_error';
+}
+
+export interface HousekeepingReport {
+  readonly task: string;
+  readonly deleted: number;
+  readonly ok: boolean;
+}
+
+export interface ServiceMetrics {
+  readonly registry: Registry;
+  /** Subscribe the domain to these (createAuthService `events`). */
+  readonly events: AuthEvents;
+  /** For buildApp `onRequestDone`. */
+  observeRequest(done: RequestDone): void;
+  /** The hasher, counting its operations in flight (the hash queue depth gauge). */
+  instrumentHasher(hasher: PasswordHasher): PasswordHasher;
+  housekeepingRun(report: HousekeepingReport): void;
+}
+
+export interface MetricsOptions {
+  readonly store: Store;
+  /** Behind the `ready` gauge (a readiness check at scrape time); without it the gauge is absent. */
+  readonly readiness?: Readiness;
+  readonly now?: () => Date;
+  readonly logger?: Logger;
+  /** Node.js process metrics: CPU, memory, handles, GC, event-loop lag (default true). */
+  readonly processMetrics?: boolean;
+  readonly version?: string;
+}
+
+export function createMetrics(options: MetricsOptions): ServiceMetrics {
+  const { store } = options;
+  const now = options.now ?? (() => new Date());
+  const registry = new Registry();
+  const registers = [registry];
+
+  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+
+  new Gauge({
+    name: `${PREFIX}build_info`,
+    help: 'Always 1; the labels say which svcapi-auth and Node.js are running.',
+    labelNames: ['version', 'node'],
+    registers,
+  }).set({ version: options.version ?? 'unknown', node: process.version }, 1);
+
+  const readiness = options.readiness;
+  if (readiness !== undefined) {
+    new Gauge({
+      name: `${PREFIX}ready`,
+      help: '1 when /health/ready would answer 200 (serving, not draining, store reachable, schema applied), 0 otherwise.',
+      registers,
+      async collect() {
+        this.set((await readiness.check()).ready ? 1 : 0);
+      },
+    });
+  }
+
+  const requests = new Counter({
+    name: `${PREFIX}http_requests_total`,
+    help: 'Requests on the public listener by operation (none: no operation was resolved; doc: documentation), binding and outcome (ok, fault, client_error, server_error).',
+    labelNames: ['operation', 'binding', 'outcome'],
+    registers,
+  });
+  const duration = new Histogram({
+    name: `${PREFIX}http_request_duration_seconds`,
+    help: 'Time from request received to response written, by operation and binding.',
+    labelNames: ['operation', 'binding'],
+    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers,
+  });
+
+  const logins = new Counter({
+    name: `${PREFIX}logins_total`,
+    help: 'ValidateUser calls by outcome: success, or the reason the (uniform) failure was returned.',
+    labelNames: ['outcome'],
+    registers,
+  });
+  for (const outcome of LOGIN_OUTCOMES) logins.inc({ outcome }, 0);
+  const issued = new Counter({ name: `${PREFIX}tokens_issued_total`, help: 'Session tokens (ValidateUser) and login tickets (GetUserLoginURL) issued.', labelNames: ['kind'], registers });
+  issued.inc({ kind: 'session' }, 0);
+  issued.inc({ kind: 'ticket' }, 0);
+  const ticketsUsed = new Counter({ name: `${PREFIX}tickets_used_total`, help: 'Login tickets consumed by ValidateUserToken.', registers });
+  const validations = new Counter({
+    name: `${PREFIX}token_validations_total`,
+    help: 'ValidateUserToken calls by result (valid, invalid) and what the text named (session, ticket, unknown).',
+    labelNames: ['result', 'kind'],
+    registers,
+  });
+  new Counter({
+    name: `${PREFIX}throttle_trips_total`,
+    help: 'Requests refused by login throttling. Always 0: this version has no throttling yet; the metric exists so dashboards and alerts can be set up now.',
+    registers,
+  }).inc(0);
+
+  let hashesInFlight = 0;
+  new Gauge({
+    name: `${PREFIX}password_hash_queue_depth`,
+    help: 'Password hash computations and verifications in flight (queued for or running on the libuv thread pool).',
+    registers,
+    collect() {
+      this.set(hashesInFlight);
+    },
+  });
+
+  const scrapeErrors = new Counter({ name: `${PREFIX}scrape_store_errors_total`, help: 'Store queries made for a scrape that failed (the gauge keeps its previous value).', registers });
+  const fromStore = async (what: string, read: () => Promise<void>): Promise<void> => {
+    try {
+      await read();
+    } catch (error) {
+      scrapeErrors.inc();
+      options.logger?.warn({ err: error, metric: what }, 'metrics: store query failed');
+    }
+  };
+  new Gauge({
+    name: `${PREFIX}active_tokens`,
+    help: 'Session tokens that work now (not revoked, not past absolute or idle expiry); a store query at scrape time.',
+    registers,
+    async collect() {
+      await fromStore('active_tokens', async () => this.set(await store.countActiveTokens(now())));
+    },
+  });
+  new Gauge({
+    name: `${PREFIX}password_hashes`,
+    help: 'Users by password hash format (migration progress towards argon2id); a store GROUP BY at scrape time.',
+    labelNames: ['format'],
+    registers,
+    async collect() {
+      await fromStore('password_hashes', async () => {
+        const counts = new Map<HashFormat, number>(HASH_FORMATS.map((f) => [f, 0]));
+        for (const { scheme, count } of await store.countPasswordHashSchemes()) {
+          const format = hashFormat(scheme);
+          counts.set(format, (counts.get(format) ?? 0) + count);
+        }
+        for (const [format, count] of counts) this.set({ format }, count);
+      });
+    },
+  });
+
+  const purged = new Counter({ name: `${PREFIX}housekeeping_deleted_total`, help: 'Rows deleted by scheduled housekeeping, by task.', labelNames: ['task'], registers });
+  const runs = new Counter({ name: `${PREFIX}housekeeping_runs_total`, help: 'Housekeeping runs by task and result (ok, error).', labelNames: ['task', 'result'], registers });
+  const lastRun = new Gauge({ name: `${PREFIX}housekeeping_last_success_timestamp_seconds`, help: 'When each housekeeping task last completed (Unix time).', labelNames: ['task'], registers });
+
+  const events: AuthEvents = {
+    loginOutcome: (e) => logins.inc({ outcome: e.outcome }),
+    tokenIssued: () => issued.inc({ kind: 'session' }),
+    ticketIssued: () => issued.inc({ kind: 'ticket' }),
+    ticketUsed: () => ticketsUsed.inc(),
+    tokenValidated: (e) => validations.inc({ result: e.valid ? 'valid' : 'invalid', kind: e.kind }),
+  };
+
+  return {
+    registry,
+    events,
+    observeRequest(done) {
+      const binding = BINDINGS.includes(done.binding) ? done.binding : 'none';
+      const operation = done.operation !== null && OPERATION_NAMES.has(done.operation) ? done.operation : binding === 'doc' ? 'doc' : 'none';
+      requests.inc({ operation, binding, outcome: requestOutcome(binding, done.statusCode) });
+      duration.observe({ operation, binding }, done.durationMs / 1000);
+    },
+    instrumentHasher(hasher) {
+      const track = async <T>(work: () => Promise<T>): Promise<T> => {
+        hashesInFlight += 1;
+        try {
+          return await work();
+        } finally {
+          hashesInFlight -= 1;
+        }
+      };
+      return {
+        hash: (password) => track(() => hasher.hash(password)),
+        verify: (passwordHash, password) => track(() => hasher.verify(passwordHash, password)),
+        needsRehash: (passwordHash) => hasher.needsRehash(passwordHash),
+      };
+    },
+    housekeepingRun(report) {
+      runs.inc({ task: report.task, result: report.ok ? 'ok' : 'error' });
+      if (report.deleted > 0) purged.inc({ task: report.task }, report.deleted);
+      if (report.ok) lastRun.set({ task: report.task }, Date.now() / 1000);
+    },
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Everything `serve` runs beside the public listener, put together in one place: metrics,
+ * readiness, the management listener, scheduled housekeeping and the graceful shutdown.
+ *
+ * serve.ts uses it in this order:
+ *   const ops = await createOpsRuntime({ config, store, logger });
+ *   ... createAuthService({ hasher: ops.hasher(h), events: ops.metrics.events }),
+ *       buildApp({ onRequestDone: ops.metrics.observeRequest, draining: ops.draining }) ...
+ *   await app.listen(...); const { managementUrl } = await ops.start();
+ *   ... await ops.shutdown(app, reason) on a signal ... finally await ops.close()
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import type { PasswordHasher } from '../domain/password-hasher.js';
+import type { Store } from '../store/store.js';
+import { startHousekeeping, tokenPurgeTask, type Housekeeping } from './housekeeping.js';
+import { startManagementServer, type ManagementServer } from './management-server.js';
+import { createMetrics, type ServiceMetrics } from './metrics.js';
+import { createReadiness, type Readiness } from './readiness.js';
+import { gracefulShutdown } from './shutdown.js';
+import { packageVersion } from './version.js';
+
+export type OpsConfig = Pick<Config, 'management' | 'shutdown' | 'housekeeping'>;
+
+export interface OpsRuntime {
+  readonly metrics: ServiceMetrics;
+  readonly readiness: Readiness;
+  /** The hasher with its in-flight operations counted. */
+  hasher(inner: PasswordHasher): PasswordHasher;
+  /** For buildApp: true once shutdown has begun. */
+  readonly draining: () => boolean;
+  /** Once the public listener is up: starts the management listener and housekeeping; marks serving. */
+  start(): Promise<{ readonly managementUrl: string | null }>;
+  /** Drains and closes the public listener (see shutdown.ts); SIGTERM waits the drain delay, other reasons do not. */
+  shutdown(app: FastifyInstance, reason: string): Promise<void>;
+  /** Stops housekeeping and closes the management listener; idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpsRuntimeOptions {
+  readonly config: OpsConfig;
+  readonly store: Store;
+  readonly logger?: Logger;
+}
+
+export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsRuntime> {
+  const { config, store, logger } = options;
+  // The store was opened (and migrated) just before: its version now is the one this build needs.
+  const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion() });
+  const metrics = createMetrics({ store, readiness, logger, version: packageVersion() });
+  let management: ManagementServer | undefined;
+  let housekeeping: Housekeeping | undefined;
+  let closed = false;
+
+  return {
+    metrics,
+    readiness,
+    hasher: (inner) => metrics.instrumentHasher(inner),
+    draining: () => readiness.draining,
+    async start() {
+      if (config.management.port !== null) {
+        try {
+          management = await startManagementServer({ host: config.management.host, port: config.management.port, readiness, registry: metrics.registry, logger });
+        } catch (error) {
+          throw new Error(`cannot listen on ${config.management.host}:${config.management.port} (management.port): ${(error as Error).message}`);
+        }
+      }
+      housekeeping = startHousekeeping({
+        tasks: [tokenPurgeTask(store, config.housekeeping.tokenRetentionMs)],
+        intervalMs: config.housekeeping.intervalMs,
+        batchSize: config.housekeeping.batchSize,
+        logger,
+        onReport: (report) => metrics.housekeepingRun(report),
+      });
+      readiness.setServing(true);
+      return { managementUrl: management?.url ?? null };
+    },
+    async shutdown(app, reason) {
+      await housekeeping?.stop();
+      await gracefulShutdown({
+        app,
+        readiness,
+        drainDelayMs: reason === 'SIGTERM' ? config.shutdown.drainDelayMs : 0,
+        timeoutMs: config.shutdown.timeoutMs,
+        logger,
+      });
+      readiness.setServing(false);
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      readiness.setServing(false);
+      await housekeeping?.stop();
+      await management?.close();
+    },
+  };
+}

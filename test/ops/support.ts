@@ -1,0 +1,79 @@
+/**
+ * Helpers for the operations tests (issue 8): run the CLI in-process with captured output, and
+ * spawn the built binary (dist/, built by test/global-setup.ts) as a real server process.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { runCli } from '../../src/cli/main.js';
+
+export const root = fileURLToPath(new URL('../..', import.meta.url));
+export const bin = join(root, 'dist', 'cli', 'main.js');
+
+export function sink(): { stream: Writable; text: () => string } {
+  let text = '';
+  return {
+    stream: new Writable({
+      write(chunk: Buffer | string, _encoding, callback) {
+        text += chunk.toString();
+        callback();
+      },
+    }),
+    text: () => text,
+  };
+}
+
+export interface RunResult {
+  readonly code: number;
+  readonly out: string;
+  readonly err: string;
+}
+
+export async function run(args: string[], options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; stdout?: Writable } = {}): Promise<RunResult> {
+  const out = sink();
+  const err = sink();
+  const code = await runCli(args, {
+    stdin: Readable.from([]), stdout: options.stdout ?? out.stream, stderr: err.stream, env: options.env ?? {}, ...(options.signal && { signal: options.signal }),
+  });
+  return { code, out: out.text(), err: err.text() };
+}
+
+export interface ServerProcess {
+  readonly child: ChildProcess;
+  /** http://127.0.0.1:port/Authentication.asmx */
+  readonly url: string;
+  /** http://127.0.0.1:port of the management listener, if on. */
+  readonly management: string | null;
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Everything written to stdout so far (log lines and the start-up lines). */
+  output(): string;
+}
+
+/** Spawns `node dist/cli/main.js serve --port 0 ...args` and resolves once it prints where it listens. */
+export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, children?: ChildProcess[]): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', ...args], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...env },
+  });
+  children?.push(child);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  let out = '';
+  let err = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    err += chunk.toString();
+  });
+  return new Promise((resolve, reject) => {
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const service = /^Service: (http:\/\/\S+)$/m.exec(out);
+      const management = /^Management: (http:\/\/\S+)/m.exec(out);
+      const managementOff = args.includes('off') || env.SVCAPI_MANAGEMENT_PORT === 'off';
+      if (service?.[1] && (management?.[1] || managementOff)) {
+        resolve({ child, url: service[1], management: management?.[1] ?? null, exited, output: () => out });
+      }
+    });
+    void exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening:\n${out}\n${err}`)));
+  });
+}
