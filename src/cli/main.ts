@@ -130,6 +130,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--port <port>', 'port to listen on, 0 for any free port (env SVCAPI_PORT; default 8080)'))
     .addOption(dbOption())
     .addOption(new Option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent (env SVCAPI_LOG_LEVEL; default info)'))
+    .addOption(new Option('--time-zone <zone>', 'IANA zone whose UTC offset WhatsNew DateTimes carry (env SVCAPI_TIME_ZONE; default the machine\'s)'))
     .addOption(configFileOption())
     .addOption(logPrettyOption())
     .addOption(trustedProxiesOption())
