@@ -1,6 +1,9 @@
 import { isIP } from 'node:net';
 import { ConfigFileError, readConfigFile, type ConfigFileLayer, type SettingSource } from './config-file.js';
+import { OPERATIONS } from './contract/operations.js';
+import { defaultHashingLimits } from './domain/bounded-hasher.js';
 import { parseDatabaseUrl } from './store/open-store.js';
+import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from './domain/login-throttle.js';
 
 /**
  * The service's configuration: defaults, then a config file (`--config` / SVCAPI_CONFIG, JSON or
@@ -22,7 +25,11 @@ export interface Config {
     readonly maxRequestBytes: number;
     /** How long a client may take to send its body. */
     readonly bodyTimeoutMs: number;
+    /** Operations offered over HTTP GET (it puts passwords in URLs): all, none, or a list. */
+    readonly httpGet: boolean | readonly string[];
   };
+  /** Password hashing capacity (issue 6): more concurrent work than this fails fast with "Server too busy". */
+  readonly hashing: { readonly maxConcurrent: number; readonly maxQueued: number };
   /** IANA zone used to write DateTime offsets in WhatsNew, as the legacy server's local time did. */
   readonly timeZone: string;
   readonly tickets: {
@@ -56,6 +63,12 @@ export interface Config {
   readonly configFile: string | null;
   /** Lazy migration (issue 7): the old Authentication.asmx asked about logins unknown here; url null: off. */
   readonly legacy: { readonly url: string | null; readonly timeoutMs: number };
+  /** Brute-force protection of ValidateUser (issue 6; docs/security-bruteforce.md); `enabled: false` turns it off. */
+  readonly bruteForce: ThrottlePolicy & { readonly enabled: boolean };
+  /** Audit trail (issue 6): events older than this many days are purged by housekeeping; 0 keeps them. */
+  readonly audit: { readonly retentionDays: number };
+  /** HTTPS on the public listener (issue 6): PEM certificate chain and key files; both null: plain HTTP. */
+  readonly tls: { readonly certFile: string | null; readonly keyFile: string | null };
 }
 
 /** Command-line flags as commander hands them over (strings, or numbers once parsed). */
@@ -72,6 +85,9 @@ export interface ConfigFlags {
   readonly trustedProxies?: string;
   readonly managementHost?: string;
   readonly managementPort?: string | number;
+  readonly auditRetentionDays?: string | number;
+  readonly tlsCert?: string;
+  readonly tlsKey?: string;
 }
 
 export interface LoadConfigInput {
@@ -132,6 +148,20 @@ function proxyList(source: SettingSource | undefined): string[] {
     throw new ConfigError(source.key, `expected IP addresses or CIDR ranges (like 10.0.0.5 or 10.0.0.0/8), got ${JSON.stringify(entry)}`);
   }
   return entries;
+}
+
+/** `true`/`false` (also on/off, yes/no), or a comma-separated list of operation names. */
+function httpGetSetting(source: SettingSource | undefined): boolean | string[] {
+  if (source === undefined) return true;
+  const text = source.value.trim();
+  const lower = text.toLowerCase();
+  if (['true', 'on', 'yes', '1'].includes(lower)) return true;
+  if (['false', 'off', 'no', '0', ''].includes(lower)) return false;
+  const names = text.split(/[\s,]+/).filter((n) => n !== '');
+  const known = OPERATIONS.map((op) => op.name);
+  const bad = names.find((n) => !known.includes(n));
+  if (bad !== undefined) throw new ConfigError(source.key, `expected true, false or operation names (${known.join(', ')}), got ${JSON.stringify(bad)}`);
+  return names;
 }
 
 function integer(source: { value: string; key: string } | undefined, fallback: number, min: number, max: number): number {
@@ -201,6 +231,12 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
 
   const maxRequestBytes = integer(pick(undefined, '', env, 'SVCAPI_MAX_REQUEST_BYTES', fromFile('http.maxRequestBytes')), 1_048_576, 1024, 1024 * 1024 * 1024);
   const bodyTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_BODY_TIMEOUT_MS', fromFile('http.bodyTimeoutMs')), 10_000, 100, 600_000);
+  const httpGet = httpGetSetting(pick(undefined, '', env, 'SVCAPI_HTTP_GET', fromFile('http.httpGet')));
+  const hashingDefaults = defaultHashingLimits();
+  const hashing = {
+    maxConcurrent: integer(pick(undefined, '', env, 'SVCAPI_HASHING_MAX_CONCURRENT', fromFile('hashing.maxConcurrent')), hashingDefaults.maxConcurrent, 1, 256),
+    maxQueued: integer(pick(undefined, '', env, 'SVCAPI_HASHING_MAX_QUEUED', fromFile('hashing.maxQueued')), hashingDefaults.maxQueued, 0, 100_000),
+  };
 
   const zoneSource = pick(flags.timeZone, '--time-zone', env, 'SVCAPI_TIME_ZONE', fromFile('timeZone'));
   const timeZone = zoneSource?.value.trim() ?? defaultTimeZone();
@@ -237,6 +273,33 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   }
   const legacyTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_LEGACY_TIMEOUT_MS', fromFile('legacy.timeoutMs')), 3000, 100, 60_000);
 
+  // --- audit trail and TLS (issue 6) ---
+  const auditRetentionDays = integer(pick(flags.auditRetentionDays, '--audit-retention-days', env, 'SVCAPI_AUDIT_RETENTION_DAYS', fromFile('audit.retentionDays')), 90, 0, 36_500);
+  const tlsCertSource = pick(flags.tlsCert, '--tls-cert', env, 'SVCAPI_TLS_CERT', fromFile('tls.certFile'));
+  const tlsKeySource = pick(flags.tlsKey, '--tls-key', env, 'SVCAPI_TLS_KEY', fromFile('tls.keyFile'));
+  if ((tlsCertSource === undefined) !== (tlsKeySource === undefined)) {
+    const given = tlsCertSource ?? tlsKeySource;
+    throw new ConfigError(given?.key ?? 'tls', 'HTTPS needs both a certificate and a key (--tls-cert and --tls-key, SVCAPI_TLS_CERT and SVCAPI_TLS_KEY, or tls.certFile and tls.keyFile)');
+  }
+  const tls = { certFile: tlsCertSource?.value.trim() ?? null, keyFile: tlsKeySource?.value.trim() ?? null };
+
+  // --- brute-force protection (issue 6; docs/security-bruteforce.md) ---
+  const bf = DEFAULT_THROTTLE_POLICY;
+  const bfSetting = (variable: string, key: string, fallback: number, min: number, max: number): number =>
+    integer(pick(undefined, '', env, variable, fromFile(`bruteForce.${key}`)), fallback, min, max);
+  const bruteForce = {
+    enabled: boolean(pick(undefined, '', env, 'SVCAPI_BRUTE_FORCE_ENABLED', fromFile('bruteForce.enabled')), true),
+    windowMs: bfSetting('SVCAPI_BRUTE_FORCE_WINDOW_MS', 'windowMs', bf.windowMs, 1000, 86_400_000),
+    maxDelayMs: bfSetting('SVCAPI_BRUTE_FORCE_MAX_DELAY_MS', 'maxDelayMs', bf.maxDelayMs, 1000, 86_400_000),
+    pair: {
+      maxAttempts: bfSetting('SVCAPI_BRUTE_FORCE_PAIR_MAX_ATTEMPTS', 'pair.maxAttempts', bf.pair.maxAttempts, 1, 1000),
+      baseDelayMs: bfSetting('SVCAPI_BRUTE_FORCE_PAIR_BASE_DELAY_MS', 'pair.baseDelayMs', bf.pair.baseDelayMs, 1, 86_400_000),
+    },
+    login: { maxAttempts: bfSetting('SVCAPI_BRUTE_FORCE_LOGIN_MAX_ATTEMPTS', 'login.maxAttempts', bf.login.maxAttempts, 1, 1_000_000) },
+    source: { maxFailures: bfSetting('SVCAPI_BRUTE_FORCE_SOURCE_MAX_FAILURES', 'source.maxFailures', bf.source.maxFailures, 1, 1_000_000) },
+    knownSourceDays: bfSetting('SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS', 'knownSourceDays', bf.knownSourceDays, 0, 3650),
+  };
+
   // Last, once every setting above has taken its key: whatever is left in the file is unknown.
   const unknown = file?.unknownKeys()[0];
   if (unknown !== undefined) throw new ConfigError(unknown.label, unknown.reason);
@@ -245,7 +308,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     host,
     port,
     databaseUrl,
-    http: { maxRequestBytes, bodyTimeoutMs },
+    http: { maxRequestBytes, bodyTimeoutMs, httpGet },
+    hashing,
     timeZone,
     tickets: { ttlSeconds },
     logLevel,
@@ -256,5 +320,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
     configFile: file?.path ?? null,
     legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs },
+    audit: { retentionDays: auditRetentionDays },
+    bruteForce,
+    tls,
   });
 }

@@ -11,6 +11,7 @@ import { exportData, importData, ImportError, RECORD_TYPES, type TransferCounts 
 import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { recordCliAudit } from './audit-command.js';
 
 async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
   let databaseUrl: string;
@@ -59,7 +60,10 @@ export function registerExportImport(program: Command, io: CliIo): void {
           });
         }
         try {
-          return await exportData(store, lineWriter(file ?? io.stdout), new Date());
+          const exported = await exportData(store, lineWriter(file ?? io.stdout), new Date());
+          // Audit (issue 6): an export carries password hashes; who took one is recorded.
+          await recordCliAudit(store, io, { type: 'admin.export', detail: { output: options.output ?? 'stdout', counts: exported } });
+          return exported;
         } finally {
           if (file !== undefined) {
             file.end();
@@ -80,7 +84,12 @@ export function registerExportImport(program: Command, io: CliIo): void {
       const report = await withStore(io, options.db, async (store) => {
         const lines = createInterface({ input, crlfDelay: Infinity });
         try {
-          return await importData(store, lines, { updateApplications: options.updateApplications === true }, new Date());
+          const imported = await importData(store, lines, { updateApplications: options.updateApplications === true }, new Date());
+          await recordCliAudit(store, io, {
+            type: 'admin.import',
+            detail: { input: file ?? 'stdin', added: imported.added, skipped: imported.skipped, updatedApplications: imported.updatedApplications },
+          });
+          return imported;
         } catch (error) {
           if (error instanceof ImportError) throw new CliError(`import stopped at ${error.message} (records before it were imported; running the import again skips them)`);
           if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw new CliError(`cannot read ${file}: no such file`);

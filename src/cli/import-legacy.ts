@@ -25,6 +25,7 @@ import { migrationReport } from '../domain/migration-report.js';
 import type { Store } from '../store/store.js';
 import { openStore } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { recordCliAudit } from './audit-command.js';
 
 /** Where the machine key may come from besides a file: never the command line. */
 export const DECRYPTION_KEY_ENV = 'SVCAPI_DECRYPTION_KEY';
@@ -203,9 +204,18 @@ interface CommonOptions {
 }
 
 async function runImport(io: CliIo, source: ImportSource, file: string, options: CommonOptions, extra: ImportOptions, rows: AsyncIterable<CsvRow | JsonRow>): Promise<void> {
-  const report = await withStore(io, options.db, (store) => importUsers({ store, hasher: createPasswordHasher() }, source, rows, {
-    ...extra, appIds: options.app ?? [], dryRun: options.dryRun === true,
-  }));
+  const report = await withStore(io, options.db, async (store) => {
+    const done = await importUsers({ store, hasher: createPasswordHasher() }, source, rows, { ...extra, appIds: options.app ?? [], dryRun: options.dryRun === true });
+    // Audit (issue 6): one summary event per import that wrote something (a dry run changes nothing).
+    if (!done.dryRun) {
+      const total = (pick: (c: FormatCounts) => number): number => Object.values(done.formats).reduce((n, c) => n + pick(c), 0);
+      await recordCliAudit(store, io, {
+        type: 'admin.import-legacy',
+        detail: { source, file, rows: done.rows, imported: total((c) => c.imported), needsReset: total((c) => c.needsReset), updated: total((c) => c.updated) },
+      });
+    }
+    return done;
+  });
   if (options.json === true) io.stdout.write(`${JSON.stringify(report)}\n`);
   else printReport(io, file, report);
 }

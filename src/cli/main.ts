@@ -19,6 +19,7 @@ import { serveCommand, workersArg } from './cluster.js';
 import { registerExportImport } from './export-import.js';
 import { configFileOption, logPrettyOption, managementHostOption, managementPortOption, registerOpsCommands, trustedProxiesOption } from './ops-commands.js';
 import { registerLegacyCommands } from './import-legacy.js';
+import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-command.js';
 
 export type { CliIo } from './cli-io.js';
 
@@ -32,6 +33,13 @@ function integerArg(text: string): number {
 function collectInteger(text: string, previous: number[] | undefined): number[] {
   return [...(previous ?? []), integerArg(text)];
 }
+
+function collectText(text: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), text];
+}
+
+/** Issue 6: servers whose ValidateUser IPAddress names the end user (checked by the admin service). */
+const TRUSTED_CALLER_HELP = 'IP address or CIDR range of a server that logs its own users in: its IPAddress then counts as the end user\'s address for brute-force protection (repeat for several)';
 
 function durationArg(text: string): number {
   const seconds = parseDuration(text);
@@ -63,7 +71,7 @@ const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
 function describeApp(app: Application): string {
   return `AppID ${app.appId} "${app.name}" (${app.enabled ? 'enabled' : 'DISABLED'}, requireIp ${yesNo(app.requireIp)}, ` +
     `token lifetime ${formatDuration(app.tokenLifetimeSeconds)}, idle timeout ${app.idleTimeoutSeconds === null ? 'none' : formatDuration(app.idleTimeoutSeconds)}, ` +
-    `default language ${app.defaultLanguage}, login URL ${app.loginUrl ?? 'none'})`;
+    `default language ${app.defaultLanguage}, login URL ${app.loginUrl ?? 'none'}, trusted callers ${app.trustedCallers.join(' ') || 'none'})`;
 }
 
 function describeUser(user: User): string {
@@ -105,7 +113,7 @@ async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminServ
     throw new CliError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
   }
   try {
-    return await fn(createAdminService({ store, hasher: createArgon2Hasher() }));
+    return await fn(createAdminService({ store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor() }));
   } finally {
     await store.close();
   }
@@ -136,6 +144,9 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(trustedProxiesOption())
     .addOption(managementHostOption())
     .addOption(managementPortOption())
+    .addOption(new Option('--tls-cert <file>', 'serve HTTPS (TLS 1.2+) with this PEM certificate chain (env SVCAPI_TLS_CERT; needs --tls-key)'))
+    .addOption(new Option('--tls-key <file>', 'the PEM private key of --tls-cert (env SVCAPI_TLS_KEY)'))
+    .addOption(new Option('--audit-retention-days <days>', 'purge audit events older than this, 0 to keep them (env SVCAPI_AUDIT_RETENTION_DAYS; default 90)'))
     .addOption(new Option('--workers <n>', 'worker processes sharing the port: a number, or auto for one per core (env SVCAPI_WORKERS; default 1)').argParser(workersArg))
     .action(async (options: { host?: string; port?: string; db?: string; logLevel?: string; workers?: number }) => {
       setExitCode(await serveCommand(configFrom(io, options), io, options.workers));
@@ -169,11 +180,13 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--idle-timeout <duration>', 'expire tokens unused for this long, e.g. 30m (default: none)', durationArg)
     .option('--default-language <tag>', 'news language when the caller\'s has none (default en)')
     .option('--disabled', 'create it disabled')
+    .option('--trusted-caller <address>', TRUSTED_CALLER_HELP, collectText)
     .addOption(dbOption())
-    .action(async (appId: number, name: string, options: { requireIp: boolean; loginUrl?: string; tokenLifetime?: number; idleTimeout?: number; defaultLanguage?: string; disabled?: boolean; db?: string }) => {
+    .action(async (appId: number, name: string, options: { requireIp: boolean; loginUrl?: string; tokenLifetime?: number; idleTimeout?: number; defaultLanguage?: string; disabled?: boolean; trustedCaller?: string[]; db?: string }) => {
       const created = await withAdmin(io, options, async (admin) => unwrap(await admin.addApplication({
         appId, name, enabled: options.disabled !== true, requireIp: options.requireIp, loginUrl: options.loginUrl ?? null,
         tokenLifetimeSeconds: options.tokenLifetime, idleTimeoutSeconds: options.idleTimeout ?? null, defaultLanguage: options.defaultLanguage,
+        ...(options.trustedCaller !== undefined && { trustedCallers: options.trustedCaller }),
       })));
       io.stdout.write(`Added ${describeApp(created)}\n`);
     });
@@ -184,9 +197,9 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .action(async (options: DbOptions & { json?: boolean }) => {
       const apps = await withAdmin(io, options, (admin) => admin.listApplications());
       if (options.json === true) return jsonLines(io, apps);
-      table(io, ['APPID', 'NAME', 'ENABLED', 'REQUIRE-IP', 'LIFETIME', 'IDLE', 'LANGUAGE', 'LOGIN-URL'], apps.map((a) => [
+      table(io, ['APPID', 'NAME', 'ENABLED', 'REQUIRE-IP', 'LIFETIME', 'IDLE', 'LANGUAGE', 'LOGIN-URL', 'TRUSTED-CALLERS'], apps.map((a) => [
         String(a.appId), a.name, yesNo(a.enabled), yesNo(a.requireIp), formatDuration(a.tokenLifetimeSeconds),
-        a.idleTimeoutSeconds === null ? '-' : formatDuration(a.idleTimeoutSeconds), a.defaultLanguage, a.loginUrl ?? '-',
+        a.idleTimeoutSeconds === null ? '-' : formatDuration(a.idleTimeoutSeconds), a.defaultLanguage, a.loginUrl ?? '-', a.trustedCallers.join(',') || '-',
       ]));
     });
   app.command('set')
@@ -203,12 +216,15 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--idle-timeout <duration>', 'idle timeout, e.g. 30m', durationArg)
     .option('--no-idle-timeout', 'remove the idle timeout')
     .option('--default-language <tag>', 'default news language')
+    .option('--trusted-caller <address>', `${TRUSTED_CALLER_HELP}; replaces the list`, collectText)
+    .option('--no-trusted-callers', 'remove every trusted caller (IPAddress is then only recorded)')
     .addOption(dbOption())
     .action(async (appId: number, options: {
       name?: string; enable?: boolean; disable?: boolean; requireIp?: boolean; loginUrl?: string | false;
-      tokenLifetime?: number; idleTimeout?: number | false; defaultLanguage?: string; db?: string;
+      tokenLifetime?: number; idleTimeout?: number | false; defaultLanguage?: string; trustedCaller?: string[]; trustedCallers?: boolean; db?: string;
     }) => {
       if (options.enable === true && options.disable === true) throw new CliError('--enable and --disable contradict each other', EXIT_USAGE);
+      if (options.trustedCaller !== undefined && options.trustedCallers === false) throw new CliError('--trusted-caller and --no-trusted-callers contradict each other', EXIT_USAGE);
       const patch = {
         ...(options.name !== undefined && { name: options.name }),
         ...(options.enable === true && { enabled: true }),
@@ -218,6 +234,8 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         ...(options.tokenLifetime !== undefined && { tokenLifetimeSeconds: options.tokenLifetime }),
         ...(options.idleTimeout !== undefined && { idleTimeoutSeconds: options.idleTimeout === false ? null : options.idleTimeout }),
         ...(options.defaultLanguage !== undefined && { defaultLanguage: options.defaultLanguage }),
+        ...(options.trustedCaller !== undefined && { trustedCallers: options.trustedCaller }),
+        ...(options.trustedCallers === false && { trustedCallers: [] }),
       };
       if (Object.keys(patch).length === 0) throw new CliError('nothing to change: give at least one option (see --help)', EXIT_USAGE);
       const updated = await withAdmin(io, options, async (admin) => unwrap(await admin.updateApplication(appId, patch)));
@@ -375,6 +393,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   registerExportImport(program, io);
   registerOpsCommands(program, io);
   registerLegacyCommands(program, io); // after registerExportImport: adds membership/identity/users under its `import`
+  registerAuditCommand(program, io);
   return program;
 }
 

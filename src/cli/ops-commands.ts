@@ -208,6 +208,9 @@ export function registerOpsCommands(program: Command, io: CliIo): void {
     .addOption(trustedProxiesOption())
     .addOption(managementHostOption())
     .addOption(managementPortOption())
+    .addOption(new Option('--tls-cert <file>', 'as serve --tls-cert'))
+    .addOption(new Option('--tls-key <file>', 'as serve --tls-key'))
+    .addOption(new Option('--audit-retention-days <days>', 'as serve --audit-retention-days'))
     .action((options: ConfigFlags) => {
       io.stdout.write(`${JSON.stringify(printableConfig(loadOrExplain(io, options)), null, 2)}\n`);
     });

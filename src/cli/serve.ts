@@ -1,8 +1,12 @@
+import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
+import { resolve } from 'node:path';
+import { createSecureContext } from 'node:tls';
 import type { Config } from '../config.js';
 import { buildApp } from '../http/app.js';
 import { createAuthService } from '../domain/service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
+import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
 import { openStore } from '../store/open-store.js';
 import { createLogger } from '../ops/logger.js';
@@ -15,6 +19,21 @@ function urlHost(host: string, address: AddressInfo): string {
   if (host === '::') return '[::1]';
   if (address.family === 'IPv6' && host.includes(':')) return `[${host}]`;
   return host;
+}
+
+/** The PEM files of --tls-cert / --tls-key (issue 6), read and checked once at start; undefined for plain HTTP. */
+async function readTlsFiles(config: Config): Promise<{ cert: Buffer; key: Buffer } | undefined> {
+  if (config.tls.certFile === null || config.tls.keyFile === null) return undefined;
+  const read = (path: string, what: string): Promise<Buffer> => readFile(resolve(path)).catch((error: unknown) => {
+    throw new CliError(`cannot read the TLS ${what} ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  });
+  const pair = { cert: await read(config.tls.certFile, 'certificate'), key: await read(config.tls.keyFile, 'key') };
+  try {
+    createSecureContext(pair);
+  } catch (error) {
+    throw new CliError(`cannot use the TLS certificate ${config.tls.certFile} with the key ${config.tls.keyFile}: ${(error as Error).message}`);
+  }
+  return pair;
 }
 
 /** Resolves on SIGINT / SIGTERM, or when the test's signal aborts. */
@@ -59,11 +78,14 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
     ops = await createOpsRuntime({ config, store, logger });
     const service = createAuthService({
-      store, hasher: ops.hasher(createPasswordHasher()), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.metrics.events,
+      store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       // Lazy migration (issue 7): logins unknown here are checked once by the old service.
       ...(config.legacy.url !== null && { legacy: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }) }),
+      // Brute-force protection (issue 6; docs/security-bruteforce.md).
+      ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });
-    const app = await buildApp({ service, config, logger, onRequestDone: ops.metrics.observeRequest, draining: ops.draining });
+    const https = await readTlsFiles(config);
+    const app = await buildApp({ service, config, logger, onRequestDone: ops.metrics.observeRequest, draining: ops.draining, ...(https && { https }) });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
@@ -71,7 +93,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       throw new CliError(`cannot listen on ${config.host}:${config.port}: ${(error as Error).message}`);
     }
     const address = app.server.address() as AddressInfo;
-    const base = `http://${urlHost(config.host, address)}:${address.port}/Authentication.asmx`;
+    const base = `${https === undefined ? 'http' : 'https'}://${urlHost(config.host, address)}:${address.port}/Authentication.asmx`;
     let managementUrl: string | null;
     try {
       ({ managementUrl } = await ops.start());

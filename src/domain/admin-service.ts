@@ -5,6 +5,8 @@ import { checkLogin, loginKey } from './logins.js';
 import { canonicalLanguage } from './languages.js';
 import { checkLoginUrl } from './login-url.js';
 import { compareVersions, parseVersion } from './versions.js';
+import { parseAddressRange } from './source-address.js';
+import type { AuditInput, AuditRecorder } from './audit.js';
 
 /**
  * The operator's operations (what the CLI offers): the rules about what may be created and
@@ -29,7 +31,12 @@ export interface NewApplicationInput {
   readonly tokenLifetimeSeconds?: number;
   readonly idleTimeoutSeconds?: number | null;
   readonly defaultLanguage?: string;
+  /** Issue 6: servers whose IPAddress names the end user (addresses / CIDR ranges); default none. */
+  readonly trustedCallers?: readonly string[];
 }
+
+/** More trusted callers than this is a misconfiguration (or an attempt to trust everybody piecemeal). */
+export const MAX_TRUSTED_CALLERS = 100;
 
 export interface NewUserInput {
   readonly login: string;
@@ -78,6 +85,10 @@ export interface AdminServiceDeps {
   readonly store: Store;
   readonly hasher: PasswordHasher;
   readonly clock?: Clock;
+  /** Audit trail (issue 6): every change that succeeded is recorded here (never a password). */
+  readonly audit?: AuditRecorder;
+  /** Who makes the changes, for the audit trail: `cli:<OS user>`... */
+  readonly actor?: string;
 }
 
 const invalid = (message: string): { ok: false; code: 'invalid'; message: string } => ({ ok: false, code: 'invalid', message });
@@ -125,10 +136,98 @@ function checkApplicationFields(patch: ApplicationPatch): ApplicationPatch | str
     if (language === null) return `not a language tag: ${patch.defaultLanguage}`;
     out.defaultLanguage = language;
   }
+  if (patch.trustedCallers !== undefined) {
+    if (patch.trustedCallers.length > MAX_TRUSTED_CALLERS) return `at most ${MAX_TRUSTED_CALLERS} trusted callers`;
+    const callers: string[] = [];
+    for (const entry of patch.trustedCallers) {
+      const range = parseAddressRange(entry);
+      if (range === null) return `a trusted caller must be an IP address or CIDR range like 10.0.0.5 or 10.1.0.0/16, got ${JSON.stringify(entry)}`;
+      // A range that covers everybody would let any client choose the address it is counted under.
+      if (range.prefix === 0) return `a trusted caller range must not cover every address: ${JSON.stringify(entry)}`;
+      if (!callers.includes(range.text)) callers.push(range.text);
+    }
+    out.trustedCallers = callers;
+  }
   return out;
 }
 
 export function createAdminService(deps: AdminServiceDeps): AdminService {
+  const service = createUnauditedAdminService(deps);
+  return deps.audit === undefined ? service : auditedAdminService(service, deps.audit, deps.actor ?? null);
+}
+
+/**
+ * Every change that succeeded, as one audit event (`admin.*`), with the operator in detail.actor.
+ * A failing audit write never undoes nor fails the change (the recorder reports it).
+ */
+function auditedAdminService(service: AdminService, recorder: AuditRecorder, actor: string | null): AdminService {
+  const record = async (input: AuditInput): Promise<void> => {
+    try {
+      await recorder({ ...input, detail: { ...(actor !== null && { actor }), ...input.detail } });
+    } catch {
+      // The recorder says what went wrong; the change stands.
+    }
+  };
+  const settings = (app: Application): Record<string, unknown> => {
+    const { appId: _appId, createdAt: _createdAt, ...rest } = app;
+    return rest;
+  };
+  return {
+    ...service,
+    async addApplication(input) {
+      const r = await service.addApplication(input);
+      if (r.ok) await record({ type: 'admin.app.add', appId: r.value.appId, detail: { settings: settings(r.value) } });
+      return r;
+    },
+    async updateApplication(appId, patch) {
+      const r = await service.updateApplication(appId, patch);
+      if (r.ok) await record({ type: 'admin.app.update', appId, detail: { changes: { ...patch } } });
+      return r;
+    },
+    async addUser(input) {
+      const r = await service.addUser(input);
+      if (r.ok) await record({ type: 'admin.user.add', login: r.value.login, detail: { userId: r.value.userId, appIds: r.value.appIds, enabled: r.value.enabled } });
+      return r;
+    },
+    async changePassword(login, password) {
+      const r = await service.changePassword(login, password);
+      if (r.ok) await record({ type: 'admin.user.passwd', login: r.value.login, detail: { userId: r.value.userId, tokensRevoked: true } });
+      return r;
+    },
+    async setUserEnabled(login, enabled) {
+      const r = await service.setUserEnabled(login, enabled);
+      if (r.ok) await record({ type: enabled ? 'admin.user.enable' : 'admin.user.disable', login: r.value.login, detail: { userId: r.value.userId } });
+      return r;
+    },
+    async grantApplication(login, appId) {
+      const r = await service.grantApplication(login, appId);
+      if (r.ok) await record({ type: 'admin.user.grant', appId, login: r.value.login, detail: { userId: r.value.userId } });
+      return r;
+    },
+    async revokeApplication(login, appId) {
+      const r = await service.revokeApplication(login, appId);
+      if (r.ok) await record({ type: 'admin.user.revoke-app', appId, login: r.value.login, detail: { userId: r.value.userId } });
+      return r;
+    },
+    async addNews(input) {
+      const r = await service.addNews(input);
+      if (r.ok) await record({ type: 'admin.news.add', appId: r.value.appId, detail: { newsId: r.value.newsId, language: r.value.language, title: r.value.title } });
+      return r;
+    },
+    async removeNews(newsId) {
+      const r = await service.removeNews(newsId);
+      if (r.ok) await record({ type: 'admin.news.remove', appId: r.value.appId, detail: { newsId: r.value.newsId, title: r.value.title } });
+      return r;
+    },
+    async revokeTokens(target) {
+      const r = await service.revokeTokens(target);
+      if (r.ok) await record({ type: 'admin.token.revoke', login: 'all' in target ? null : target.login, detail: { scope: 'all' in target ? 'all' : 'user', revoked: r.value } });
+      return r;
+    },
+  };
+}
+
+function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
   const { store, hasher } = deps;
   const clock = deps.clock ?? systemClock;
 
@@ -166,6 +265,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminService {
         tokenLifetimeSeconds: input.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS,
         idleTimeoutSeconds: input.idleTimeoutSeconds ?? null,
         defaultLanguage: input.defaultLanguage ?? 'en',
+        trustedCallers: input.trustedCallers ?? [],
       });
       if (typeof fields === 'string') return invalid(fields);
       const app: Application = {
@@ -177,6 +277,7 @@ export function createAdminService(deps: AdminServiceDeps): AdminService {
         tokenLifetimeSeconds: fields.tokenLifetimeSeconds ?? DEFAULT_TOKEN_LIFETIME_SECONDS,
         idleTimeoutSeconds: fields.idleTimeoutSeconds ?? null,
         defaultLanguage: fields.defaultLanguage ?? 'en',
+        trustedCallers: fields.trustedCallers ?? [],
         createdAt: clock.now(),
       };
       const result = await store.insertApplication(app);

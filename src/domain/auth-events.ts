@@ -3,8 +3,10 @@
  * now, an audit trail later. The client only ever sees one uniform failure from ValidateUser
  * (anti-enumeration); these events carry the real reason to the operator's side.
  *
- * Events carry no secret: never a password, a token or a ticket (nor their hashes), only ids,
- * outcomes and the caller context. Observers are called synchronously and must be cheap; an
+ * Events carry no secret: never a password, a token or a ticket (nor their full hashes), only ids,
+ * outcomes, the caller context, what the client claimed (login, IPAddress: as received, escaped
+ * by the audit trail) and a token fingerprint (the first 12 hex digits of the token's SHA-256,
+ * `tokenFingerprint()` in audit.ts) to correlate events about one token. Observers are called synchronously and must be cheap; an
  * observer that throws is ignored, it never changes the answer to the client.
  */
 import type { CallerContext } from './auth-service.js';
@@ -21,6 +23,8 @@ export const LOGIN_OUTCOMES = [
   'bad-ip',
   /** All checks passed, but a concurrent password change / disable / withdrawal won the race. */
   'changed-meanwhile',
+  /** Brute-force protection (issue 6) refused the attempt before the password was checked; judged first. */
+  'throttled',
 ] as const;
 export type LoginOutcome = (typeof LOGIN_OUTCOMES)[number];
 
@@ -31,12 +35,24 @@ export interface LoginOutcomeEvent {
   /** null when the login names no user. */
   readonly userId: number | null;
   readonly ctx: CallerContext;
+  /** The login as received (null when missing), for the audit trail. */
+  readonly login?: string | null;
+  /** The IPAddress as received (null when missing). */
+  readonly claimedIp?: string | null;
+  /** Success: the fingerprint of the token issued. */
+  readonly tokenFp?: string;
+  /** `throttled` only: which brute-force counter refused (login-throttle.ts). */
+  readonly throttledBy?: 'pair' | 'login' | 'source';
 }
 
 export interface IssueEvent {
   readonly userId: number;
   readonly appId: number;
   readonly ctx: CallerContext;
+  /** The user's login, when the domain has it at hand. */
+  readonly login?: string;
+  /** Fingerprint of the token or ticket issued / used. */
+  readonly tokenFp?: string;
 }
 
 export interface TokenValidatedEvent {

@@ -18,6 +18,7 @@
  */
 import type { Application, Store, TokenKind, User } from '../store/store.js';
 import { loginKey } from './logins.js';
+import { parseAddressRange } from './source-address.js';
 
 export const EXPORT_FORMAT = 'svcapi-auth-export';
 export const EXPORT_VERSION = 1;
@@ -42,7 +43,7 @@ export async function exportData(store: Store, write: (line: string) => Promise<
     await emit({
       type: 'application', appId: app.appId, name: app.name, enabled: app.enabled, requireIp: app.requireIp, loginUrl: app.loginUrl,
       tokenLifetimeSeconds: app.tokenLifetimeSeconds, idleTimeoutSeconds: app.idleTimeoutSeconds, defaultLanguage: app.defaultLanguage,
-      createdAt: iso(app.createdAt),
+      trustedCallers: app.trustedCallers, createdAt: iso(app.createdAt),
     });
     counts.application++;
   }
@@ -147,7 +148,20 @@ function fields(record: Json): FieldReaders {
 
 function sameSettings(a: Application, b: Application): boolean {
   return a.name === b.name && a.enabled === b.enabled && a.requireIp === b.requireIp && a.loginUrl === b.loginUrl
-    && a.tokenLifetimeSeconds === b.tokenLifetimeSeconds && a.idleTimeoutSeconds === b.idleTimeoutSeconds && a.defaultLanguage === b.defaultLanguage;
+    && a.tokenLifetimeSeconds === b.tokenLifetimeSeconds && a.idleTimeoutSeconds === b.idleTimeoutSeconds && a.defaultLanguage === b.defaultLanguage
+    && a.trustedCallers.join(',') === b.trustedCallers.join(',');
+}
+
+/** An application's trusted callers (issue 6); absent in exports made before them: none. */
+function trustedCallersOf(record: Json): string[] {
+  const v = record.trustedCallers;
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v)) throw new Error('"trustedCallers" must be a list of IP addresses / CIDR ranges');
+  return v.map((entry) => {
+    const range = typeof entry === 'string' ? parseAddressRange(entry) : null;
+    if (range === null) throw new Error(`"trustedCallers" must be a list of IP addresses / CIDR ranges, got ${JSON.stringify(entry)}`);
+    return range.text;
+  });
 }
 
 /** Imports records (JSON lines, blank lines ignored) into `store`. */
@@ -208,7 +222,7 @@ export async function importData(store: Store, lines: AsyncIterable<string> | It
           const app: Application = {
             appId: f.int('appId'), name: f.text('name'), enabled: f.flag('enabled'), requireIp: f.flag('requireIp'), loginUrl: f.textOrNull('loginUrl'),
             tokenLifetimeSeconds: f.int('tokenLifetimeSeconds'), idleTimeoutSeconds: f.intOrNull('idleTimeoutSeconds'),
-            defaultLanguage: f.text('defaultLanguage'), createdAt: f.date('createdAt'),
+            defaultLanguage: f.text('defaultLanguage'), trustedCallers: trustedCallersOf(record), createdAt: f.date('createdAt'),
           };
           const result = await store.insertApplication(app);
           if (result.ok) {

@@ -11,6 +11,13 @@ import { newsLimit, selectNews, toNewsItem } from './news-selection.js';
 import { appendTicket } from './login-url.js';
 import { createLegacyMigration, type LegacyAuthenticator } from './legacy-migration.js';
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
+import { tokenFingerprint } from './audit.js';
+import { createFailurePadding, type FailurePadding } from './failure-padding.js';
+import { createLoginThrottle, type ThrottlePolicy } from './login-throttle.js';
+import { attemptAddress } from './source-address.js';
+
+/** Longer passwords fail without being hashed (issue 6): nobody's password is this long, attackers' are. */
+export const MAX_PASSWORD_BYTES = 1024;
 
 export interface AuthServiceDeps {
   readonly store: Store;
@@ -23,6 +30,14 @@ export interface AuthServiceDeps {
   readonly legacy?: LegacyAuthenticator;
   /** Observers of outcomes (metrics, later audit); they never change an answer. */
   readonly events?: AuthEvents;
+  /** Equal timing of failures (failure-padding.ts); one per service by default. */
+  readonly padding?: FailurePadding;
+  /**
+   * Brute-force protection (issue 6; login-throttle.ts, config `bruteForce`): counters in the
+   * store, a slot reserved before every password verification. Absent: no throttling (serve
+   * always passes the configured policy).
+   */
+  readonly throttle?: ThrottlePolicy;
 }
 
 const FAILED: ValidateUserOutcome = Object.freeze({ ok: false });
@@ -37,11 +52,21 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const ticketTtlMs = (deps.ticketTtlSeconds ?? 120) * 1000;
   const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
   const events = combineAuthEvents(deps.events);
+  const padding = deps.padding ?? createFailurePadding();
+  const throttle = deps.throttle === undefined ? null : createLoginThrottle(store, deps.throttle, { now: () => clock.now() });
 
   // An unknown login must cost one real verification too, or response time would tell which
   // logins exist. The dummy hash is computed once, from a password nobody knows.
   const dummyHash = hasher.hash(newTokenString(cryptoRandomSource));
   dummyHash.catch(() => undefined); // surfaced when awaited, not as an unhandled rejection
+  // Until the first real success, failures are padded to one verification's cost, measured here.
+  void dummyHash
+    .then(async (hash) => {
+      const t = padding.now();
+      await hasher.verify(hash, 'calibration');
+      if (padding.targetMs() === 0) padding.recordSuccess(padding.now() - t);
+    })
+    .catch(() => undefined);
 
   /** A live session token (never a ticket), with its use recorded for sliding expiry. */
   async function checkSession(token: string | null): Promise<SessionCheck> {
@@ -60,22 +85,38 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   return {
     async validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome> {
       // Every path below does the same work (two lookups, one hash verification) and every
-      // failure is the same value, so neither the answer nor its timing says why it failed.
+      // failure is the same value, padded to the same duration, so neither the answer nor its
+      // timing says why it failed.
+      const started = padding.now();
       const app = Number.isSafeInteger(input.appId) ? await store.getApplication(input.appId) : null;
       const login = input.login ?? '';
       let user = login === '' ? null : await store.findUserByLoginKey(loginKey(login));
+      // Brute-force protection (issue 6): no verification without a slot reserved in the store,
+      // counted under the end user's address when a trusted caller of the application names it.
+      const attemptFrom = attemptAddress(ctx.sourceIp, input.ipAddress, app?.trustedCallers ?? []);
+      const reservation = throttle === null ? null : await throttle.reserve(login, attemptFrom);
+      const throttled = reservation !== null && !reservation.granted ? reservation.refusedBy : null;
+      // A verification that cannot run (server too busy) gives its slot back and counts as nothing.
+      const verify = (hash: string, password: string): Promise<boolean> => hasher.verify(hash, password).catch(async (error: unknown) => {
+        if (reservation?.granted === true) await throttle?.released(login, attemptFrom).catch(() => undefined);
+        throw error;
+      });
       const hashToCheck = user?.passwordHash ?? await dummyHash;
-      let passwordMatches = await hasher.verify(hashToCheck, input.password ?? '');
-      if (!passwordMatches && legacy !== null && app !== null && input.password !== null && login !== '') {
+      const tooLong = input.password !== null && Buffer.byteLength(input.password, 'utf8') > MAX_PASSWORD_BYTES;
+      let passwordMatches = tooLong || throttled !== null ? false : await verify(hashToCheck, input.password ?? '');
+      if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && login !== '') {
         // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
         const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
         if (migrated !== null) [user, passwordMatches] = [migrated, true];
       }
 
-      const refuse = (outcome: LoginOutcome): ValidateUserOutcome => {
-        events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx });
+      const refuse = async (outcome: LoginOutcome): Promise<ValidateUserOutcome> => {
+        if (reservation?.granted === true) await throttle?.failed(login, attemptFrom); // counts for the pair (issue 6)
+        events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx, login: input.login, claimedIp: input.ipAddress, ...(throttled !== null && { throttledBy: throttled }) });
+        await padding.pad(started);
         return FAILED;
       };
+      if (throttled !== null) return refuse('throttled');
       if (app === null) return refuse('unknown-app');
       if (user === null) return refuse('unknown-user');
       if (input.password === null || !passwordMatches) return refuse('bad-password');
@@ -100,8 +141,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       }, { passwordHash: user.passwordHash, ...(newPasswordHash !== null && { newPasswordHash }) });
       // Refused when the user was disabled or the password changed while we were verifying.
       if (!stored) return refuse('changed-meanwhile');
-      events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx });
-      events.tokenIssued({ userId: user.userId, appId: app.appId, ctx });
+      await throttle?.succeeded(login, attemptFrom); // forgets the pair's failures (issue 6)
+      const tokenFp = tokenFingerprint(hashToken(token)); // audit trail: never the token itself
+      events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx, login: input.login, claimedIp: input.ipAddress, tokenFp });
+      events.tokenIssued({ userId: user.userId, appId: app.appId, ctx, login, tokenFp });
+      padding.recordSuccess(padding.now() - started);
 
       return { ok: true, token, expiresAt: expiry.effective };
     },
@@ -122,7 +166,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (record.kind === 'ticket') {
         // Single use: only the caller whose conditional update wins gets true.
         if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
-        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx });
+        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, tokenFp: tokenFingerprint(tokenHash) });
         events.tokenValidated({ valid: true, kind: 'ticket', ctx });
         return verdict;
       }
@@ -166,7 +210,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
       });
       if (!stored) return '';
-      events.ticketIssued({ userId: user.userId, appId: app.appId, ctx });
+      events.ticketIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp: tokenFingerprint(hashToken(ticket)) });
       return appendTicket(app.loginUrl, ticket);
     },
   };

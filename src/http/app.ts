@@ -11,6 +11,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply, type F
 import type { Logger } from 'pino';
 import { OPERATIONS, SERVICE_PATH } from '../contract/operations.js';
 import type { AuthService, CallerContext } from '../domain/auth-service.js';
+import { ServerBusyError } from '../domain/server-busy-error.js';
 import { compileContract, type CompiledContract, type CompiledOperation } from '../wire/compiled-contract.js';
 import { compileDisco } from '../wire/disco.js';
 import { compileHelpPage } from '../wire/help-page.js';
@@ -57,6 +58,8 @@ export interface AppOptions {
   readonly onRequestDone?: (done: RequestDone) => void;
   /** True once shutdown has begun: responses then carry `Connection: close` so clients reconnect elsewhere. */
   readonly draining?: () => boolean;
+  /** Serve HTTPS (issue 6: --tls-cert / --tls-key): PEM certificate chain and key; TLS 1.2 or newer only. */
+  readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
 const SERVICE_PATH_LOWER = SERVICE_PATH.toLowerCase();
@@ -124,6 +127,8 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       headersTimeout: Math.min(bodyTimeoutMs, 60_000),
       connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)),
     },
+    // With `https` fastify creates the server from these options alone (node's https server takes the http ones too).
+    ...(options.https !== undefined && { https: { requestTimeout: bodyTimeoutMs, headersTimeout: Math.min(bodyTimeoutMs, 60_000), connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)), ...options.https, minVersion: 'TLSv1.2' as const } }),
     // Requests that cannot even be framed get http.sys's answer, never the framework's JSON.
     clientErrorHandler: (error: Error & { code?: string }, socket) => {
       if (error.code === 'ECONNRESET' || socket.destroyed) return;
@@ -185,6 +190,16 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     });
   }
 
+  /** An exception from the domain: overload is expected under attack, anything else is logged as a failure. */
+  function operationFailure(request: FastifyRequest, operation: string, err: unknown): WireError {
+    if (err instanceof ServerBusyError) {
+      request.log.warn({ operation }, 'password hashing at capacity: server too busy');
+      return { code: 'SERVER_TOO_BUSY' };
+    }
+    request.log.error({ err, operation }, 'operation failed');
+    return { code: 'SERVER_ERROR' };
+  }
+
   function callerContext(request: FastifyRequest): CallerContext {
     return { sourceIp: request.ip, requestId: String(request.id) };
   }
@@ -224,8 +239,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const value = await invoke(request, decoded.operation, decoded.args, { query: parseUrlEncoded(query), form: FormCollection.EMPTY });
       return send(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value), decoded.operation.spec.resultCarriesSecret));
     } catch (err) {
-      request.log.error({ err, reqId: request.id, operation: decoded.operation.name }, 'operation failed');
-      return send(reply, soapErrorResponse(version, { code: 'SERVER_ERROR' }));
+      return send(reply, soapErrorResponse(version, operationFailure(request, decoded.operation.name, err)));
     }
   }
 
@@ -256,8 +270,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       const value = await invoke(request, operation, bound.args, { query: queryValues, form });
       return send(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
     } catch (err) {
-      request.log.error({ err, reqId: request.id, operation: operation.name }, 'operation failed');
-      return send(reply, httpErrorResponse({ code: 'SERVER_ERROR' }));
+      return send(reply, httpErrorResponse(operationFailure(request, operation.name, err)));
     }
   }
 

@@ -3,8 +3,7 @@
  * transaction, with a pause between batches so requests interleave and none waits behind a long
  * delete (SQLite writes are serialised; better-sqlite3 runs on the event loop).
  *
- * Tasks are pluggable: tokens and tickets now (tokenPurgeTask); the audit trail (a later issue)
- * adds its own task for old audit events.
+ * Tasks are pluggable: tokens and tickets (tokenPurgeTask), audit events (auditPurgeTask).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
@@ -42,6 +41,28 @@ export function tokenPurgeTask(store: Store, retentionMs: number, now: () => Dat
   return {
     name: 'tokens',
     purgeBatch: (limit) => store.purgeExpiredTokens(new Date(now().getTime() - retentionMs), limit),
+  };
+}
+
+/** Audit events (issue 6) older than `retentionDays` (audit.retentionDays), deleted oldest first. */
+export function auditPurgeTask(store: Pick<Store, 'purgeAudit'>, retentionDays: number, now: () => Date = () => new Date()): HousekeepingTask {
+  return {
+    name: 'audit',
+    purgeBatch: (limit) => store.purgeAudit(new Date(now().getTime() - retentionDays * 86_400_000), limit),
+  };
+}
+
+/**
+ * Brute-force counters (issue 6) past their expiry, and known-good sources of logins whose last
+ * success there is older than `knownSourceDays`.
+ */
+export function throttlePurgeTask(store: Pick<Store, 'purgeLoginThrottle'>, knownSourceDays: number, now: () => Date = () => new Date()): HousekeepingTask {
+  return {
+    name: 'throttle',
+    purgeBatch: (limit) => {
+      const at = now();
+      return store.purgeLoginThrottle(at, new Date(at.getTime() - knownSourceDays * 86_400_000), limit);
+    },
   };
 }
 

@@ -136,11 +136,13 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     labelNames: ['result', 'kind'],
     registers,
   });
-  new Counter({
+  const throttleTrips = new Counter({
     name: `${PREFIX}throttle_trips_total`,
-    help: 'Requests refused by login throttling. Always 0: this version has no throttling yet; the metric exists so dashboards and alerts can be set up now.',
+    help: 'ValidateUser calls refused by brute-force protection without checking the password, by the counter that refused: pair (one login from one source), login (the login\'s ceiling across sources), source (the source\'s failure ceiling across logins).',
+    labelNames: ['scope'],
     registers,
-  }).inc(0);
+  });
+  for (const scope of ['pair', 'login', 'source']) throttleTrips.inc({ scope }, 0);
 
   let hashesInFlight = 0;
   new Gauge({
@@ -191,7 +193,10 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const lastRun = new Gauge({ name: `${PREFIX}housekeeping_last_success_timestamp_seconds`, help: 'When each housekeeping task last completed (Unix time).', labelNames: ['task'], registers });
 
   const events: AuthEvents = {
-    loginOutcome: (e) => logins.inc({ outcome: e.outcome }),
+    loginOutcome: (e) => {
+      logins.inc({ outcome: e.outcome });
+      if (e.outcome === 'throttled') throttleTrips.inc({ scope: e.throttledBy ?? 'pair' });
+    },
     tokenIssued: () => issued.inc({ kind: 'session' }),
     ticketIssued: () => issued.inc({ kind: 'ticket' }),
     ticketUsed: () => ticketsUsed.inc(),

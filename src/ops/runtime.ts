@@ -13,19 +13,28 @@ import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
+import { combineAuthEvents, type AuthEvents } from '../domain/auth-events.js';
 import type { Store } from '../store/store.js';
-import { startHousekeeping, tokenPurgeTask, type Housekeeping } from './housekeeping.js';
+import { auditPurgeTask, startHousekeeping, throttlePurgeTask, tokenPurgeTask, type Housekeeping } from './housekeeping.js';
+import { createAuditTrail, type AuditTrail } from './audit-trail.js';
 import { startManagementServer, type ManagementServer } from './management-server.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { gracefulShutdown } from './shutdown.js';
 import { packageVersion } from './version.js';
 
-export type OpsConfig = Pick<Config, 'management' | 'shutdown' | 'housekeeping'>;
+/** `audit` may be left out (tests): retention then defaults to 90 days. */
+export type OpsConfig = Pick<Config, 'management' | 'shutdown' | 'housekeeping'> & { readonly audit?: Config['audit'] }
+  // Brute-force counters (issue 6) are purged whenever they exist; known-good sources after knownSourceDays (default 30).
+  & { readonly bruteForce?: Pick<Config['bruteForce'], 'knownSourceDays'> };
 
 export interface OpsRuntime {
   readonly metrics: ServiceMetrics;
   readonly readiness: Readiness;
+  /** The audit trail (issue 6): log + buffered database writes; flushed by close(). */
+  readonly audit: AuditTrail;
+  /** Metrics and audit together, for createAuthService `events`. */
+  readonly events: AuthEvents;
   /** The hasher with its in-flight operations counted. */
   hasher(inner: PasswordHasher): PasswordHasher;
   /** For buildApp: true once shutdown has begun. */
@@ -34,7 +43,7 @@ export interface OpsRuntime {
   start(): Promise<{ readonly managementUrl: string | null }>;
   /** Drains and closes the public listener (see shutdown.ts); SIGTERM waits the drain delay, other reasons do not. */
   shutdown(app: FastifyInstance, reason: string): Promise<void>;
-  /** Stops housekeeping and closes the management listener; idempotent. */
+  /** Stops housekeeping, flushes the audit trail and closes the management listener; idempotent. */
   close(): Promise<void>;
 }
 
@@ -49,6 +58,8 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
   // The store was opened (and migrated) just before: its version now is the one this build needs.
   const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion() });
   const metrics = createMetrics({ store, readiness, logger, version: packageVersion() });
+  const audit = createAuditTrail({ store, logger, registry: metrics.registry });
+  const auditRetentionDays = config.audit?.retentionDays ?? 90;
   let management: ManagementServer | undefined;
   let housekeeping: Housekeeping | undefined;
   let closed = false;
@@ -56,6 +67,8 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
   return {
     metrics,
     readiness,
+    audit,
+    events: combineAuthEvents(metrics.events, audit.events),
     hasher: (inner) => metrics.instrumentHasher(inner),
     draining: () => readiness.draining,
     async start() {
@@ -67,7 +80,10 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
         }
       }
       housekeeping = startHousekeeping({
-        tasks: [tokenPurgeTask(store, config.housekeeping.tokenRetentionMs)],
+        tasks: [
+          tokenPurgeTask(store, config.housekeeping.tokenRetentionMs), ...(auditRetentionDays > 0 ? [auditPurgeTask(store, auditRetentionDays)] : []),
+          throttlePurgeTask(store, config.bruteForce?.knownSourceDays ?? 30),
+        ],
         intervalMs: config.housekeeping.intervalMs,
         batchSize: config.housekeeping.batchSize,
         logger,
@@ -92,6 +108,7 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
       closed = true;
       readiness.setServing(false);
       await housekeeping?.stop();
+      await audit.close();
       await management?.close();
     },
   };

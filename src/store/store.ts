@@ -26,6 +26,12 @@ export interface Application {
   readonly idleTimeoutSeconds: number | null;
   /** Canonical BCP 47 tag of the news language used when the caller's language has none. */
   readonly defaultLanguage: string;
+  /**
+   * Issue 6: addresses / CIDR ranges (canonical, source-address.ts) of servers that log their
+   * own users in; from them, ValidateUser's IPAddress is the end user's address for brute-force
+   * counting. Empty: none (IPAddress is only recorded).
+   */
+  readonly trustedCallers: readonly string[];
   readonly createdAt: Date;
 }
 
@@ -270,4 +276,129 @@ export interface Store {
    * false when a token with that hash exists. The user and application must exist (else rejects).
    */
   importToken(token: ImportedToken): Promise<boolean>;
+
+  // --- brute-force protection (issue 6; docs/security-bruteforce.md) ---
+  /**
+   * Reserves one password verification for `attempt`, atomically across connections and
+   * processes (one write transaction holding the three counter rows): granted only if the
+   * (login, source) pair is not blocked and has a free slot (its failures plus verifications
+   * under way below N), the source is under its failure ceiling, and the login is under its
+   * ceiling or the source is known good for it. When granted, all three counters count it; when
+   * refused, nothing changes. Parallel calls can never be granted more than the limits allow.
+   * Every granted reservation is followed by recordLoginSuccess or recordLoginFailure.
+   * Rules: src/store/login-throttle-rules.ts.
+   */
+  reserveLoginAttempt(attempt: LoginAttempt, limits: ThrottleLimits): Promise<AttemptReservation>;
+  /**
+   * A granted attempt succeeded: forgets the pair's failures and block, marks the source known
+   * good for the login, and gives the source back the slot the attempt took (the source ceiling
+   * counts failures).
+   */
+  recordLoginSuccess(attempt: LoginAttempt): Promise<void>;
+  /** A granted attempt failed (for whatever reason): one more failure of the pair, which may block it. */
+  recordLoginFailure(attempt: LoginAttempt, limits: ThrottleLimits): Promise<void>;
+  /**
+   * A granted attempt ended without an outcome (the verification could not run: server too
+   * busy, an error): frees its slot in the pair and gives the source its slot back, so neither
+   * counts it as a failure (the login's ceiling, which counts reservations, keeps it).
+   */
+  releaseLoginAttempt(attempt: LoginAttempt): Promise<void>;
+  /**
+   * Housekeeping, in small batches: deletes at most `limit` rows in one short transaction:
+   * counters past their expiry at `now`, then known-good sources last used before `knownBefore`;
+   * returns how many. Callers repeat until it returns < limit.
+   */
+  purgeLoginThrottle(now: Date, knownBefore: Date, limit: number): Promise<number>;
+
+  // --- audit trail (issue 6; see docs/security-audit.md) ---
+  /** Appends events in one transaction (the audit writer batches them); resolves when durable. */
+  appendAudit(events: readonly NewAuditEvent[]): Promise<void>;
+  /** Events matching every given filter, newest first (descending id), at most `limit`. */
+  queryAudit(query: AuditQuery): Promise<readonly AuditRecord[]>;
+  /** Housekeeping: deletes at most `limit` events older than `before`, oldest first, in one short transaction; returns how many. */
+  purgeAudit(before: Date, limit: number): Promise<number>;
 }
+
+/**
+ * One audit event as stored (table audit_events). Never a password, a token or a ticket: tokens
+ * and tickets appear only as `tokenFp` (the first 12 hex digits of their SHA-256). Text fields
+ * taken from requests (login, claimedIp) are escaped and length-capped by the domain first.
+ */
+export interface NewAuditEvent {
+  /** When it happened (UTC). */
+  readonly at: Date;
+  /** `login.failure`, `ticket.used`, `admin.user.disable`... (src/domain/audit.ts). */
+  readonly type: string;
+  /** Internal reason code (the login outcome...), or null. */
+  readonly reason: string | null;
+  readonly requestId: string | null;
+  readonly appId: number | null;
+  readonly login: string | null;
+  /** The address the request came from. */
+  readonly sourceIp: string | null;
+  /** The IPAddress the client declared (ValidateUser). */
+  readonly claimedIp: string | null;
+  readonly tokenFp: string | null;
+  /** A small JSON object (operator, counts, changed fields...), or null. */
+  readonly detail: Readonly<Record<string, unknown>> | null;
+}
+
+export interface AuditRecord extends NewAuditEvent {
+  /** Ascending in insertion order; `beforeId` pages through older events. */
+  readonly id: number;
+}
+
+export interface AuditQuery {
+  /** Events at or after this instant. */
+  readonly since?: Date;
+  /** Events before this instant. */
+  readonly until?: Date;
+  /** Compared case-insensitively (ASCII on SQLite). */
+  readonly login?: string;
+  /** Exact type. */
+  readonly type?: string;
+  /** Types starting with this text (e.g. `admin.`). */
+  readonly typePrefix?: string;
+  readonly appId?: number;
+  /** Only events with a smaller id (the next page). */
+  readonly beforeId?: number;
+  readonly limit: number;
+}
+
+/** One ValidateUser attempt, as the brute-force counters see it. */
+export interface LoginAttempt {
+  /** SHA-256 hex of the login key (loginThrottleKey()): failed logins are never stored as typed. */
+  readonly loginHash: string;
+  /** IPv4 address or IPv6 /64 (sourceKey() in src/domain/source-address.ts). */
+  readonly source: string;
+  readonly now: Date;
+}
+
+/** The limits reserveLoginAttempt applies (config `bruteForce`, docs/security-bruteforce.md). */
+export interface ThrottleLimits {
+  /** Counting window of every counter. */
+  readonly windowMs: number;
+  /** Failures of a pair before it is blocked (N); also how many of its verifications may run at once. */
+  readonly pairMaxAttempts: number;
+  /** The block after failure N; it doubles with every further failure... */
+  readonly pairBaseDelayMs: number;
+  /** ...up to this. */
+  readonly maxDelayMs: number;
+  /** Verifications per login per window from sources not known good for it. */
+  readonly loginMaxAttempts: number;
+  /** Failed attempts per source (all logins) per window. */
+  readonly sourceMaxFailures: number;
+  /** A source with a successful login of this login within this long is known good for it. */
+  readonly knownSourceMs: number;
+}
+
+export type ThrottleScope = 'pair' | 'source' | 'login';
+
+export type AttemptReservation =
+  | { readonly granted: true }
+  /**
+   * `retryAt`: when this refusal stops applying (a later attempt may still be refused by another
+   * counter). `busy`: only the pair's verifications under way stand in the way; it may be worth
+   * asking again as soon as they report (the domain waits a little, see login-throttle.ts).
+   */
+  | { readonly granted: false; readonly refusedBy: ThrottleScope; readonly retryAt: Date; readonly busy?: true };

@@ -28,7 +28,8 @@ export type WireError =
   | { readonly code: 'SOAP_BAD_PARAMETER'; readonly line: number; readonly column: number; readonly detail: string }
   | { readonly code: 'SOAP_MUST_UNDERSTAND'; readonly header: string }
   // Anything the service itself could not do (store down, overload, a bug) --------------------
-  | { readonly code: 'SERVER_ERROR' };
+  | { readonly code: 'SERVER_ERROR' }
+  | { readonly code: 'SERVER_TOO_BUSY' };
 
 export type WireErrorCode = WireError['code'];
 
@@ -88,6 +89,9 @@ export function messageChain(error: WireError, source: ErrorSource): readonly st
       return ['Server was unable to read request.', `There is an error in XML document (${error.line}, ${error.column}).`, error.detail];
     case 'SOAP_MUST_UNDERSTAND':
       return [`SOAP header ${error.header} was not understood.`];
+    case 'SERVER_TOO_BUSY':
+      // Password hashing is at capacity (issue 6); nothing else is wrong with the request.
+      return ['Server too busy'];
     case 'SERVER_ERROR':
       // customErrors On: never the exception's own text, which could carry internals.
       return ['Server was unable to process request.', 'An internal error occurred.'];

@@ -7,6 +7,7 @@ import { runCli } from '../../src/cli/main.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
+import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { ctx } from '../support/domain-fakes.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svcapi-cli-'));
@@ -107,7 +108,7 @@ describe('svcapi-auth CLI', () => {
 
   describe('migrate and app', () => {
     it('creates and migrates a database; a fresh one holds only GPS (AppID 2)', async () => {
-      expect(await run(['migrate', ...dbArgs])).toMatchObject({ code: 0, out: `Database ${db} is at schema version 2\n` });
+      expect(await run(['migrate', ...dbArgs])).toMatchObject({ code: 0, out: `Database ${db} is at schema version ${Math.max(...SQLITE_MIGRATIONS.map((m) => m.version))}\n` });
       const r = await run(['app', 'list', '--json', ...dbArgs]);
       expect(r.code).toBe(0);
       const apps = r.out.trim().split('\n').map((l) => JSON.parse(l) as { appId: number; name: string; requireIp: boolean });
@@ -130,7 +131,24 @@ describe('svcapi-auth CLI', () => {
       expect(set.out).toContain('idle timeout none');
       expect(set.out).toContain('login URL none');
       const list = await run(['app', 'list', ...dbArgs]);
-      expect(list.out).toMatch(/^7\s+Portal 2\s+yes\s+no\s+8h\s+-\s+pt-BR\s+-$/m);
+      expect(list.out).toMatch(/^7\s+Portal 2\s+yes\s+no\s+8h\s+-\s+pt-BR\s+-\s+-$/m);
+    });
+
+    it('sets, replaces and clears the trusted callers of an application (issue 6)', async () => {
+      const add = await run(['app', 'add', '7', 'Portal', '--trusted-caller', '10.0.0.5', ...dbArgs]);
+      expect(add.out).toContain('trusted callers 10.0.0.5)');
+      const set = await run(['app', 'set', '7', '--trusted-caller', '10.1.0.0/16', '--trusted-caller', '2001:DB8::/48', '--trusted-caller', '10.1.0.0/16', ...dbArgs]);
+      expect(set).toMatchObject({ code: 0, out: expect.stringContaining('trusted callers 10.1.0.0/16 2001:db8::/48)') });
+      expect((await run(['app', 'list', ...dbArgs])).out).toMatch(/^7\s+Portal .*\s10\.1\.0\.0\/16,2001:db8::\/48$/m);
+      const json = await run(['app', 'list', '--json', ...dbArgs]);
+      expect(json.out).toContain('"trustedCallers":["10.1.0.0/16","2001:db8::/48"]');
+      const bad = await run(['app', 'set', '7', '--trusted-caller', '10.0.0.0/33', ...dbArgs]);
+      expect(bad).toMatchObject({ code: 1, err: expect.stringContaining('a trusted caller must be an IP address or CIDR range') });
+      expect((await run(['app', 'set', '7', '--trusted-caller', '0.0.0.0/0', ...dbArgs])).err).toContain('must not cover every address');
+      const both = await run(['app', 'set', '7', '--trusted-caller', '10.0.0.5', '--no-trusted-callers', ...dbArgs]);
+      expect(both).toMatchObject({ code: 2, err: expect.stringContaining('contradict') });
+      const cleared = await run(['app', 'set', '7', '--no-trusted-callers', ...dbArgs]);
+      expect(cleared).toMatchObject({ code: 0, out: expect.stringContaining('trusted callers none)') });
     });
 
     it('refuses bad application input with a message and a non-zero exit', async () => {
@@ -335,5 +353,13 @@ describe('svcapi-auth CLI', () => {
       expect(await run(['serve', '--port', 'eighty', ...dbArgs])).toMatchObject({ code: 2, err: expect.stringContaining('--port: expected a whole number') });
       expect(await run(['serve', ...dbArgs], { env: { SVCAPI_PORT: '99999' } })).toMatchObject({ code: 2, err: expect.stringContaining('SVCAPI_PORT') });
     });
+  });
+});
+
+describe('serve --time-zone', () => {
+  it('refuses a zone that is not an IANA name, naming the flag', async () => {
+    const r = await run(['serve', '--time-zone', 'Mars/Base', '--port', '0', '--db', 'sqlite::memory:']);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('--time-zone: not an IANA time zone: "Mars/Base"');
   });
 });

@@ -31,6 +31,10 @@ trustedProxies: [10.0.0.5, 10.1.0.0/16, "2001:db8::/32", loopback]
 http:
   maxRequestBytes: 4096
   bodyTimeoutMs: 2000
+  httpGet: [ValidateUserToken, WhatsNew]
+hashing:
+  maxConcurrent: 3
+  maxQueued: 7
 tickets:
   ttlSeconds: 60
 management:
@@ -43,6 +47,19 @@ housekeeping:
   intervalMs: 60000
   batchSize: 100
   tokenRetentionMs: 3600000
+audit:
+  retentionDays: 30
+tls:
+  certFile: /etc/svcapi-auth/cert.pem
+  keyFile: /etc/svcapi-auth/key.pem
+bruteForce:
+  enabled: true
+  windowMs: 600000
+  maxDelayMs: 300000
+  pair: { maxAttempts: 4, baseDelayMs: 10000 }
+  login: { maxAttempts: 50 }
+  source: { maxFailures: 20 }
+  knownSourceDays: 7
 `;
 
 function expectConfigError(fn: () => unknown, message: RegExp): void {
@@ -63,7 +80,8 @@ describe('config file', () => {
       host: '0.0.0.0',
       port: 8081,
       databaseUrl: 'sqlite:/srv/auth/file.db',
-      http: { maxRequestBytes: 4096, bodyTimeoutMs: 2000 },
+      http: { maxRequestBytes: 4096, bodyTimeoutMs: 2000, httpGet: ['ValidateUserToken', 'WhatsNew'] },
+      hashing: { maxConcurrent: 3, maxQueued: 7 },
       timeZone: 'America/Sao_Paulo',
       tickets: { ttlSeconds: 60 },
       logLevel: 'warn',
@@ -74,6 +92,9 @@ describe('config file', () => {
       housekeeping: { intervalMs: 60000, batchSize: 100, tokenRetentionMs: 3600000 },
       configFile: path,
       legacy: { url: null, timeoutMs: 3000 },
+      audit: { retentionDays: 30 },
+      tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
+      bruteForce: { enabled: true, windowMs: 600000, maxDelayMs: 300000, pair: { maxAttempts: 4, baseDelayMs: 10000 }, login: { maxAttempts: 50 }, source: { maxFailures: 20 }, knownSourceDays: 7 },
     });
   });
 

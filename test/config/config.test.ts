@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
@@ -8,7 +9,8 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 8080,
       databaseUrl: 'sqlite:./data/svcapi-auth.db',
-      http: { maxRequestBytes: 1048576, bodyTimeoutMs: 10000 },
+      http: { maxRequestBytes: 1048576, bodyTimeoutMs: 10000, httpGet: true },
+      hashing: { maxConcurrent: Math.max(1, availableParallelism() - 1), maxQueued: 64 },
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       tickets: { ttlSeconds: 120 },
       logLevel: 'info',
@@ -19,7 +21,27 @@ describe('loadConfig', () => {
       housekeeping: { intervalMs: 300000, batchSize: 500, tokenRetentionMs: 86400000 },
       configFile: null,
       legacy: { url: null, timeoutMs: 3000 },
+      audit: { retentionDays: 90 },
+      tls: { certFile: null, keyFile: null },
+      bruteForce: {
+        enabled: true, windowMs: 900000, maxDelayMs: 900000, pair: { maxAttempts: 5, baseDelayMs: 30000 },
+        login: { maxAttempts: 100 }, source: { maxFailures: 50 }, knownSourceDays: 30,
+      },
     });
+  });
+
+  it('reads the brute-force settings from the environment, and checks them (issue 6)', () => {
+    const env = {
+      SVCAPI_BRUTE_FORCE_ENABLED: 'off', SVCAPI_BRUTE_FORCE_WINDOW_MS: '60000', SVCAPI_BRUTE_FORCE_MAX_DELAY_MS: '120000',
+      SVCAPI_BRUTE_FORCE_PAIR_MAX_ATTEMPTS: '3', SVCAPI_BRUTE_FORCE_PAIR_BASE_DELAY_MS: '1000', SVCAPI_BRUTE_FORCE_LOGIN_MAX_ATTEMPTS: '20',
+      SVCAPI_BRUTE_FORCE_SOURCE_MAX_FAILURES: '10', SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS: '0',
+    };
+    expect(loadConfig({ env }).bruteForce).toEqual({
+      enabled: false, windowMs: 60000, maxDelayMs: 120000, pair: { maxAttempts: 3, baseDelayMs: 1000 }, login: { maxAttempts: 20 }, source: { maxFailures: 10 }, knownSourceDays: 0,
+    });
+    expect(() => loadConfig({ env: { SVCAPI_BRUTE_FORCE_PAIR_MAX_ATTEMPTS: '0' } })).toThrow(/SVCAPI_BRUTE_FORCE_PAIR_MAX_ATTEMPTS: expected a whole number from 1/);
+    expect(() => loadConfig({ env: { SVCAPI_BRUTE_FORCE_MAX_DELAY_MS: '999999999' } })).toThrow(/SVCAPI_BRUTE_FORCE_MAX_DELAY_MS/);
+    expect(() => loadConfig({ env: { SVCAPI_BRUTE_FORCE_ENABLED: 'maybe' } })).toThrow(/SVCAPI_BRUTE_FORCE_ENABLED: expected true or false/);
   });
 
   it('takes the environment over defaults, and flags over the environment', () => {
@@ -53,5 +75,33 @@ describe('loadConfig', () => {
     expect(Object.isFrozen(config)).toBe(true);
     expect(Object.isFrozen(config.http)).toBe(true);
     expect(Object.isFrozen(config.tickets)).toBe(true);
+  });
+});
+
+describe('issue 6 settings', () => {
+  it('reads the HttpGet switch and the hashing capacity', async () => {
+    const { loadConfig } = await import('../../src/config.js');
+    expect(loadConfig({ env: {} }).http.httpGet).toBe(true);
+    expect(loadConfig({ env: { SVCAPI_HTTP_GET: 'off' } }).http.httpGet).toBe(false);
+    expect(loadConfig({ env: { SVCAPI_HTTP_GET: 'ValidateUserToken, WhatsNew' } }).http.httpGet).toEqual(['ValidateUserToken', 'WhatsNew']);
+    expect(() => loadConfig({ env: { SVCAPI_HTTP_GET: 'ValidateUser,Nope' } })).toThrow(/SVCAPI_HTTP_GET.*"Nope"/);
+    const c = loadConfig({ env: { SVCAPI_HASHING_MAX_CONCURRENT: '3', SVCAPI_HASHING_MAX_QUEUED: '10' } });
+    expect(c.hashing).toEqual({ maxConcurrent: 3, maxQueued: 10 });
+    expect(() => loadConfig({ env: { SVCAPI_HASHING_MAX_CONCURRENT: '0' } })).toThrow(/SVCAPI_HASHING_MAX_CONCURRENT/);
+  });
+});
+
+describe('audit trail and TLS settings (issue 6)', () => {
+  it('reads the audit retention from flag, environment or file, 0 keeping events forever', () => {
+    expect(loadConfig({ env: { SVCAPI_AUDIT_RETENTION_DAYS: '30' } }).audit.retentionDays).toBe(30);
+    expect(loadConfig({ env: { SVCAPI_AUDIT_RETENTION_DAYS: '30' }, flags: { auditRetentionDays: '0' } }).audit.retentionDays).toBe(0);
+    expect(() => loadConfig({ env: { SVCAPI_AUDIT_RETENTION_DAYS: 'forever' } })).toThrow(/SVCAPI_AUDIT_RETENTION_DAYS: expected a whole number from 0 to 36500/);
+  });
+
+  it('takes a TLS certificate and key together, never one alone', () => {
+    expect(loadConfig({ env: { SVCAPI_TLS_CERT: '/c.pem', SVCAPI_TLS_KEY: '/k.pem' } }).tls).toEqual({ certFile: '/c.pem', keyFile: '/k.pem' });
+    expect(loadConfig({ env: {}, flags: { tlsCert: 'c.pem', tlsKey: 'k.pem' } }).tls).toEqual({ certFile: 'c.pem', keyFile: 'k.pem' });
+    expect(() => loadConfig({ env: { SVCAPI_TLS_CERT: '/c.pem' } })).toThrow(/SVCAPI_TLS_CERT: HTTPS needs both a certificate and a key/);
+    expect(() => loadConfig({ env: {}, flags: { tlsKey: 'k.pem' } })).toThrow(/--tls-key: HTTPS needs both/);
   });
 });

@@ -490,3 +490,26 @@ describe('on disk', () => {
     }
   });
 });
+
+describe('equal failures', () => {
+  it('fails a password over 1024 bytes without hashing it, padded like every failure', async () => {
+    const store = await openStore('sqlite::memory:');
+    const hasher = fakeHasher();
+    const slept: number[] = [];
+    const now = 0;
+    const padding = { recordSuccess: () => undefined, targetMs: () => 50, now: () => now, pad: async (started: number) => { slept.push(50 - (now - started)); } };
+    const admin = createAdminService({ store, hasher });
+    await must(admin.addUser({ login: 'long', password: 'é'.repeat(512), appIds: [2] }));
+    const service = createAuthService({ store, hasher, padding });
+    await new Promise((resolve) => setImmediate(resolve));
+    hasher.verifyCalls = 0;
+    // 512 two-byte characters are exactly 1024 bytes: still checked.
+    expect((await service.validateUser(gps('long', 'é'.repeat(512)), ctx)).ok).toBe(true);
+    expect(hasher.verifyCalls).toBe(1);
+    expect(await service.validateUser(gps('long', 'é'.repeat(512) + 'x'), ctx)).toEqual({ ok: false });
+    expect(hasher.verifyCalls).toBe(1);
+    // The failure took no time on the fake clock: it waits the whole 50 ms target.
+    expect(slept).toEqual([50]);
+    await store.close();
+  });
+});

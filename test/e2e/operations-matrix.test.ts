@@ -18,7 +18,8 @@ describe.each(BINDINGS)('every operation over %s', (binding) => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    stack = await createTestStack({ timeZone: 'America/Sao_Paulo' });
+    // Five failures of one login from one address, then its success: brute-force protection (issue 6; test/security) would refuse that.
+    stack = await createTestStack({ timeZone: 'America/Sao_Paulo', throttle: false });
     const { admin } = stack;
     must(await admin.updateApplication(2, { loginUrl: 'https://gps.example/login?from=asmx' }));
     must(await admin.addApplication({ appId: 7, name: 'Web portal', requireIp: true }));

@@ -40,7 +40,7 @@ describe('import rules (domain)', () => {
   let store: Store;
   beforeEach(async () => {
     store = await openStore('sqlite::memory:');
-    await store.insertApplication({ appId: 5, name: 'Portal', enabled: true, requireIp: true, loginUrl: null, tokenLifetimeSeconds: 3600, idleTimeoutSeconds: null, defaultLanguage: 'en', createdAt: NOW });
+    await store.insertApplication({ appId: 5, name: 'Portal', enabled: true, requireIp: true, loginUrl: null, tokenLifetimeSeconds: 3600, idleTimeoutSeconds: null, defaultLanguage: 'en', trustedCallers: [], createdAt: NOW });
   });
   afterEach(async () => {
     await store.close();

@@ -101,7 +101,7 @@ describe('lazy migration through the legacy service', () => {
 
   it('a user imported without a usable password gets one when the old service vouches; a disabled one is not asked', async () => {
     const store = current.stack.store;
-    await store.insertApplication({ appId: 9, name: 'Other', enabled: true, requireIp: false, loginUrl: null, tokenLifetimeSeconds: 3600, idleTimeoutSeconds: null, defaultLanguage: 'en', createdAt: new Date() });
+    await store.insertApplication({ appId: 9, name: 'Other', enabled: true, requireIp: false, loginUrl: null, tokenLifetimeSeconds: 3600, idleTimeoutSeconds: null, defaultLanguage: 'en', trustedCallers: [], createdAt: new Date() });
     const created = new Date('2020-01-01T00:00:00Z');
     for (const [name, enabled] of [['waiting', true], ['waiting-disabled', false]] as const) {
       const r = await store.insertUser({ login: name, loginKey: loginKey(name), passwordHash: needsResetHash('aspnet-membership-encrypted'), enabled, appIds: [9], createdAt: created });

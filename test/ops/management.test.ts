@@ -179,8 +179,10 @@ describe('management listener', () => {
     expect(sample(metrics, 'svcapi_auth_token_validations_total', { result: 'invalid', kind: 'ticket' })).toBe(1);
     expect(sample(metrics, 'svcapi_auth_token_validations_total', { result: 'valid', kind: 'session' })).toBe(1);
     expect(sample(metrics, 'svcapi_auth_token_validations_total', { result: 'invalid', kind: 'unknown' })).toBe(1);
-    expect(sample(metrics, 'svcapi_auth_throttle_trips_total')).toBe(0);
-    expect(metrics).toMatch(/# HELP svcapi_auth_throttle_trips_total .*Always 0: this version has no throttling yet/);
+    // Brute-force protection (issue 6): nothing here comes near a limit (test/security/brute-force.test.ts trips them).
+    expect(logins('throttled')).toBe(0);
+    for (const scope of ['pair', 'login', 'source']) expect(sample(metrics, 'svcapi_auth_throttle_trips_total', { scope })).toBe(0);
+    expect(metrics).toMatch(/# HELP svcapi_auth_throttle_trips_total ValidateUser calls refused by brute-force protection/);
 
     expect(sample(metrics, 'svcapi_auth_active_tokens')).toBe(2);
     expect(sample(metrics, 'svcapi_auth_password_hashes', { format: 'argon2id' })).toBe(3);

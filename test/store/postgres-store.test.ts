@@ -100,7 +100,7 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       const a = await openStore(url);
       const b = await openStore(url);
       try {
-        await a.insertApplication({ appId: 7, name: 'Seven', enabled: true, requireIp: false, loginUrl: null, tokenLifetimeSeconds: 3600, idleTimeoutSeconds: null, defaultLanguage: 'en', createdAt: new Date() });
+        await a.insertApplication({ appId: 7, name: 'Seven', enabled: true, requireIp: false, loginUrl: null, tokenLifetimeSeconds: 3600, idleTimeoutSeconds: null, defaultLanguage: 'en', trustedCallers: [], createdAt: new Date() });
         const changes: ((s: Store, user: User) => Promise<unknown>)[] = [
           (s, u) => s.setPasswordHash(u.userId, 'changed', new Date()),
           (s, u) => s.setUserEnabled(u.userId, false, new Date()),
@@ -120,6 +120,28 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
           else expect(record).toBeNull();
         }
         await a.updateApplication(7, { enabled: true }, new Date());
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
+    it('grants brute-force reservations within the limits across two pools under concurrent attempts (issue 6)', async () => {
+      const { url } = freshUrl();
+      const a = await openStore(url);
+      const b = await openStore(url);
+      try {
+        const limits = {
+          windowMs: 900_000, maxDelayMs: 900_000, pairMaxAttempts: 5, pairBaseDelayMs: 30_000, loginMaxAttempts: 30, sourceMaxFailures: 50, knownSourceMs: 86_400_000,
+        };
+        const now = new Date();
+        const pair = await Promise.all(Array.from({ length: 50 }, (_, i) => (i % 2 === 0 ? a : b).reserveLoginAttempt({ loginHash: 'a'.repeat(64), source: '192.0.2.1', now }, limits)));
+        expect(pair.filter((r) => r.granted)).toHaveLength(5);
+        // 100 sources, two attempts each, on one login: the login ceiling holds (the pair allowances would give 200).
+        const login = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).reserveLoginAttempt(
+          { loginHash: 'b'.repeat(64), source: `198.51.100.${i % 100}`, now }, limits)));
+        expect(login.filter((r) => r.granted)).toHaveLength(30);
+        expect(login.filter((r) => !r.granted && r.refusedBy === 'login')).toHaveLength(170);
       } finally {
         await a.close();
         await b.close();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore, FIND_TOKEN_SQL } from '../../src/store/sqlite/sqlite-store.js';
-import { applySqliteMigrations } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
+import { applySqliteMigrations, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import { describeStoreContract } from './store-contract.js';
 
@@ -25,7 +25,7 @@ describe('SQLite adapter specifics', () => {
     const db = new Database(path, { readonly: true });
     try {
       expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
-      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual([{ version: 1, name: 'initial schema' }, { version: 2, name: 'legacy migrations' }]);
+      expect(db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all()).toEqual(SQLITE_MIGRATIONS.map((m) => ({ version: m.version, name: m.name })));
     } finally {
       db.close();
     }
@@ -38,7 +38,7 @@ describe('SQLite adapter specifics', () => {
     await first.close();
     const second = await openStore(`sqlite:${path}`);
     try {
-      expect(await second.schemaVersion()).toBe(2);
+      expect(await second.schemaVersion()).toBe(Math.max(...SQLITE_MIGRATIONS.map((m) => m.version)));
       expect((await second.listApplications()).map((a) => a.name)).toEqual(['GPS renamed']);
     } finally {
       await second.close();
@@ -78,6 +78,23 @@ describe('SQLite adapter specifics', () => {
       const now = new Date();
       await a.insertTicket({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: now, expiresAt: new Date(now.getTime() + 60_000) });
       expect([await b.consumeTicket(tokenHash, now), await a.consumeTicket(tokenHash, now)]).toEqual([true, false]);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+});
+
+describe('SQLite brute-force counters (issue 6)', () => {
+  it('are shared by two connections to the same file: neither can take a slot the other took', async () => {
+    const path = freshFile();
+    const a = await openStore(`sqlite:${path}`);
+    const b = await openStore(`sqlite:${path}`);
+    try {
+      const limits = { windowMs: 900_000, maxDelayMs: 900_000, pairMaxAttempts: 5, pairBaseDelayMs: 30_000, loginMaxAttempts: 100, sourceMaxFailures: 50, knownSourceMs: 86_400_000 };
+      const now = new Date();
+      const results = await Promise.all(Array.from({ length: 20 }, (_, i) => (i % 2 === 0 ? a : b).reserveLoginAttempt({ loginHash: 'a'.repeat(64), source: '192.0.2.1', now }, limits)));
+      expect(results.filter((r) => r.granted)).toHaveLength(5);
     } finally {
       await a.close();
       await b.close();

@@ -5,7 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import type { Application, NewToken, Store, User } from '../../src/store/store.js';
+import type { LoginAttempt, ThrottleLimits } from '../../src/store/store.js';
+import type { Application, AuditQuery, NewAuditEvent, NewToken, Store, User } from '../../src/store/store.js';
 
 const T0 = new Date('2025-01-15T12:00:00.000Z');
 const at = (offsetMs: number): Date => new Date(T0.getTime() + offsetMs);
@@ -20,7 +21,7 @@ function newHash(): string {
 function app(appId: number, overrides: Partial<Application> = {}): Application {
   return {
     appId, name: `App ${appId}`, enabled: true, requireIp: true, loginUrl: null, tokenLifetimeSeconds: 86400,
-    idleTimeoutSeconds: null, defaultLanguage: 'en', createdAt: T0, ...overrides,
+    idleTimeoutSeconds: null, defaultLanguage: 'en', trustedCallers: [], createdAt: T0, ...overrides,
   };
 }
 
@@ -73,6 +74,16 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.insertApplication(app(7, { name: 'Other' }))).toEqual({ ok: false, reason: 'app-exists' });
         expect((await store.getApplication(7))?.name).toBe('Portal');
         expect(await store.getApplication(99)).toBeNull();
+      });
+
+      it('stores trusted callers (issue 6), none by default, and replaces them with a patch', async () => {
+        expect((await store.getApplication(2))?.trustedCallers).toEqual([]);
+        await store.insertApplication(app(7, { trustedCallers: ['10.0.0.5', '10.1.0.0/16', '2001:db8::/48'] }));
+        expect((await store.getApplication(7))?.trustedCallers).toEqual(['10.0.0.5', '10.1.0.0/16', '2001:db8::/48']);
+        expect((await store.updateApplication(7, { trustedCallers: ['192.0.2.1'] }, T0))?.trustedCallers).toEqual(['192.0.2.1']);
+        expect((await store.updateApplication(7, { name: 'Renamed' }, T0))?.trustedCallers).toEqual(['192.0.2.1']);
+        expect((await store.updateApplication(7, { trustedCallers: [] }, T0))?.trustedCallers).toEqual([]);
+        expect((await store.listApplications()).map((a) => a.trustedCallers)).toEqual([[], []]);
       });
 
       it('lists applications by ascending AppID', async () => {
@@ -494,6 +505,237 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(first.map((r) => [r.passwordHash, r.legacyMigratedAt])).toEqual([['h-1', null], ['m-2', at(HOUR)]]);
         const rest = await store.listPasswordHashes({ afterUserId: first[1]?.userId ?? 0, limit: 2 });
         expect(rest).toEqual([{ userId: users[2]?.userId, passwordHash: 'h-3', legacyMigratedAt: null }]);
+      });
+    });
+
+    describe('audit trail (issue 6)', () => {
+      const event = (overrides: Partial<NewAuditEvent> = {}): NewAuditEvent => ({
+        at: T0, type: 'login.failure', reason: 'bad-password', requestId: 'req-1', appId: 2, login: 'alice',
+        sourceIp: '192.0.2.1', claimedIp: '198.51.100.7', tokenFp: null, detail: null, ...overrides,
+      });
+
+      it('appends a batch and reads every field back, newest first', async () => {
+        expect(await store.queryAudit({ limit: 10 })).toEqual([]);
+        const first = event({ detail: { actor: 'cli:root', counts: { user: 3 }, all: true } });
+        const second = event({ at: at(1), type: 'login.success', reason: 'success', tokenFp: 'a1b2c3d4e5f6', claimedIp: null, requestId: null });
+        const third = event({ at: at(2), type: 'admin.app.add', reason: null, appId: null, login: null, sourceIp: null, claimedIp: null });
+        await store.appendAudit([first, second]);
+        await store.appendAudit([third]);
+        await store.appendAudit([]);
+        const rows = await store.queryAudit({ limit: 10 });
+        expect(rows.map(({ id: _id, ...rest }) => rest)).toEqual([third, second, first]);
+        const ids = rows.map((r) => r.id);
+        expect([...ids].sort((a, b) => b - a)).toEqual(ids);
+        expect(new Set(ids).size).toBe(3);
+      });
+
+      it('filters by time, login (case-insensitively), type, type prefix and application, and pages by id', async () => {
+        await store.appendAudit([
+          event({ at: at(0), login: 'Alice' }),
+          event({ at: at(HOUR), login: 'bob', appId: 7 }),
+          event({ at: at(2 * HOUR), login: 'ALICE', type: 'login.success', reason: 'success' }),
+          event({ at: at(3 * HOUR), login: null, type: 'admin.user.disable', reason: null, appId: null }),
+          event({ at: at(4 * HOUR), login: 'alice', type: 'admin.user.add', reason: null }),
+        ]);
+        const logins = async (query: Omit<AuditQuery, 'limit'>, limit = 10): Promise<(string | null)[]> =>
+          (await store.queryAudit({ ...query, limit })).map((r) => `${r.type}@${r.at.getTime() - T0.getTime()}`);
+        expect(await logins({ login: 'alice' })).toEqual([`admin.user.add@${4 * HOUR}`, `login.success@${2 * HOUR}`, 'login.failure@0']);
+        expect(await logins({ since: at(HOUR), until: at(3 * HOUR) })).toEqual([`login.success@${2 * HOUR}`, `login.failure@${HOUR}`]);
+        expect(await logins({ type: 'login.failure' })).toEqual([`login.failure@${HOUR}`, 'login.failure@0']);
+        expect(await logins({ typePrefix: 'admin.' })).toEqual([`admin.user.add@${4 * HOUR}`, `admin.user.disable@${3 * HOUR}`]);
+        expect(await logins({ appId: 7 })).toEqual([`login.failure@${HOUR}`]);
+        expect(await logins({ login: 'alice', type: 'login.success', since: at(HOUR) })).toEqual([`login.success@${2 * HOUR}`]);
+        const page1 = await store.queryAudit({ limit: 2 });
+        const page2 = await store.queryAudit({ limit: 2, beforeId: page1.at(-1)?.id ?? 0 });
+        const page3 = await store.queryAudit({ limit: 2, beforeId: page2.at(-1)?.id ?? 0 });
+        expect([...page1, ...page2, ...page3].map((r) => r.at)).toEqual([at(4 * HOUR), at(3 * HOUR), at(2 * HOUR), at(HOUR), at(0)]);
+        expect(await store.queryAudit({ limit: 0 })).toEqual([]);
+      });
+
+      it('purges events older than a time in batches, oldest first', async () => {
+        await store.appendAudit(Array.from({ length: 5 }, (_, i) => event({ at: at(i * 1000), requestId: `r${i}` })));
+        await store.appendAudit([event({ at: at(HOUR), requestId: 'young' })]);
+        expect(await store.purgeAudit(at(HOUR), 2)).toBe(2);
+        expect((await store.queryAudit({ limit: 10 })).map((r) => r.requestId)).toEqual(['young', 'r4', 'r3', 'r2']);
+        expect(await store.purgeAudit(at(HOUR), 2)).toBe(2);
+        expect(await store.purgeAudit(at(HOUR), 2)).toBe(1);
+        expect(await store.purgeAudit(at(HOUR), 2)).toBe(0);
+        expect((await store.queryAudit({ limit: 10 })).map((r) => r.requestId)).toEqual(['young']);
+      });
+
+      it('appends a large batch in one call', async () => {
+        await store.appendAudit(Array.from({ length: 1200 }, (_, i) => event({ at: at(i), requestId: `r${i}` })));
+        const newest = await store.queryAudit({ limit: 1 });
+        expect(newest[0]?.requestId).toBe('r1199');
+        expect(await store.purgeAudit(at(HOUR), 5000)).toBe(1200);
+      });
+    });
+
+    describe('brute-force counters (issue 6)', () => {
+      const MIN = 60_000;
+      const limits: ThrottleLimits = {
+        windowMs: 15 * MIN, maxDelayMs: 15 * MIN, pairMaxAttempts: 5, pairBaseDelayMs: 30_000,
+        loginMaxAttempts: 100, sourceMaxFailures: 50, knownSourceMs: 30 * 24 * HOUR,
+      };
+      const loginHash = (n: number | string): string => createHash('sha256').update(`login-${n}`).digest('hex');
+      const attempt = (login: number | string, source: string, now: Date): LoginAttempt => ({ loginHash: loginHash(login), source, now });
+      const reserve = (login: number | string, source: string, now: Date, l: ThrottleLimits = limits) => store.reserveLoginAttempt(attempt(login, source, now), l);
+      /** A whole failed attempt: reserved, verified, failed. Whether it was granted. */
+      const fail = async (login: number | string, source: string, now: Date, l: ThrottleLimits = limits): Promise<boolean> => {
+        const r = await reserve(login, source, now, l);
+        if (r.granted) await store.recordLoginFailure(attempt(login, source, now), l);
+        return r.granted;
+      };
+      const succeed = async (login: number | string, source: string, now: Date, l: ThrottleLimits = limits): Promise<boolean> => {
+        const r = await reserve(login, source, now, l);
+        if (r.granted) await store.recordLoginSuccess(attempt(login, source, now));
+        return r.granted;
+      };
+      const times = async (n: number, fn: (i: number) => Promise<boolean>): Promise<boolean[]> => {
+        const out: boolean[] = [];
+        for (let i = 0; i < n; i++) out.push(await fn(i));
+        return out;
+      };
+
+      it('lets a pair fail N times, then blocks it for a delay that doubles up to the maximum, never for good', async () => {
+        expect(await times(5, () => fail('alice', '192.0.2.1', T0))).toEqual([true, true, true, true, true]);
+        expect(await reserve('alice', '192.0.2.1', T0)).toEqual({ granted: false, refusedBy: 'pair', retryAt: at(30_000) });
+        expect(await fail('alice', '192.0.2.1', at(29_999))).toBe(false);
+        // Each failure after the block lifts blocks the pair twice as long: 60 s, 120 s, 240 s, 480 s, then 900 s (the cap) for ever.
+        let now = 30_000;
+        for (const delay of [60_000, 120_000, 240_000, 480_000, 900_000, 900_000, 900_000]) {
+          expect(await fail('alice', '192.0.2.1', at(now))).toBe(true);
+          expect(await reserve('alice', '192.0.2.1', at(now))).toEqual({ granted: false, refusedBy: 'pair', retryAt: at(now + delay) });
+          now += delay;
+        }
+        // Other pairs are untouched: the same login elsewhere, another login here.
+        expect(await fail('alice', '192.0.2.2', T0)).toBe(true);
+        expect(await fail('bob', '192.0.2.1', T0)).toBe(true);
+      });
+
+      it('forgets a pair a whole window after its block ends, and at once after a success', async () => {
+        await times(5, () => fail('alice', '192.0.2.1', T0));
+        // Blocked until +30 s; forgotten 15 min after that: five failures allowed again.
+        expect(await fail('alice', '192.0.2.1', at(30_000 + 15 * MIN - 1))).toBe(true);
+        expect(await fail('alice', '192.0.2.1', at(30_000 + 15 * MIN - 1))).toBe(false);
+        const later = 30_000 + 15 * MIN - 1 + 60_000 + 15 * MIN;
+        expect(await times(5, () => fail('alice', '192.0.2.1', at(later)))).toEqual([true, true, true, true, true]);
+        expect(await fail('alice', '192.0.2.1', at(later))).toBe(false);
+
+        await times(4, () => fail('carol', '192.0.2.1', T0));
+        expect(await succeed('carol', '192.0.2.1', T0)).toBe(true);
+        expect(await times(6, () => fail('carol', '192.0.2.1', T0))).toEqual([true, true, true, true, true, false]);
+        // A success of an attempt granted before the block (it was under way) ends the block too.
+        await times(4, () => fail('dave', '192.0.2.1', T0));
+        expect((await reserve('dave', '192.0.2.1', T0)).granted).toBe(true); // under way...
+        expect(await reserve('dave', '192.0.2.1', T0)).toMatchObject({ granted: false, refusedBy: 'pair', busy: true });
+        await store.recordLoginSuccess(attempt('dave', '192.0.2.1', T0)); // ...and it was her
+        expect(await times(5, () => fail('dave', '192.0.2.1', T0))).toEqual([true, true, true, true, true]);
+      });
+
+      it('counts verifications under way against the pair, so parallel guesses cannot overtake it', async () => {
+        // Five under way: a sixth is refused as busy (worth asking again), not as blocked.
+        expect(await times(5, async () => (await reserve('alice', '192.0.2.1', T0)).granted)).toEqual([true, true, true, true, true]);
+        expect(await reserve('alice', '192.0.2.1', T0)).toEqual({ granted: false, refusedBy: 'pair', retryAt: at(30_000), busy: true });
+        // Two of them fail: failures count as much as verifications under way, so still no slot is free.
+        await store.recordLoginFailure(attempt('alice', '192.0.2.1', at(10)), limits);
+        await store.recordLoginFailure(attempt('alice', '192.0.2.1', at(10)), limits);
+        expect(await reserve('alice', '192.0.2.1', at(10))).toMatchObject({ granted: false, busy: true });
+        // One succeeds: failures forgotten, two under way: three free.
+        await store.recordLoginSuccess(attempt('alice', '192.0.2.1', at(20)));
+        expect(await times(4, async () => (await reserve('alice', '192.0.2.1', at(30))).granted)).toEqual([true, true, true, false]);
+        // An instance that died mid-verification does not hold its slot for ever.
+        expect((await reserve('alice', '192.0.2.1', at(30 + 30_000))).granted).toBe(true);
+        // From N failures on, one verification at a time.
+        await times(5, () => fail('bob', '192.0.2.1', T0));
+        expect((await reserve('bob', '192.0.2.1', at(30_000))).granted).toBe(true);
+        expect(await reserve('bob', '192.0.2.1', at(30_000))).toMatchObject({ granted: false, busy: true });
+      });
+
+      it('frees the slot of an attempt that ended without an outcome, counting nothing', async () => {
+        const l = { ...limits, sourceMaxFailures: 5 };
+        expect(await times(5, async () => (await reserve('alice', '192.0.2.1', T0, l)).granted)).toEqual([true, true, true, true, true]);
+        for (let i = 0; i < 5; i++) await store.releaseLoginAttempt(attempt('alice', '192.0.2.1', T0));
+        // Neither the pair nor the source counted them: five whole failures still fit, then the block.
+        expect(await times(6, () => fail('alice', '192.0.2.1', T0, l))).toEqual([true, true, true, true, true, false]);
+        expect(await reserve('alice', '192.0.2.1', T0, l)).toMatchObject({ refusedBy: 'pair', retryAt: at(30_000) });
+        await store.releaseLoginAttempt(attempt('nobody', '192.0.2.99', T0)); // nothing to free: no harm
+      });
+
+      it('holds a login to its ceiling across sources, except from sources known good for it, until the window ends', async () => {
+        const l = { ...limits, loginMaxAttempts: 10 };
+        expect(await succeed('alice', '203.0.113.7', at(-HOUR), l)).toBe(true); // her usual place
+        expect(await times(10, (i) => fail('alice', `198.51.100.${i}`, T0, l))).toEqual(Array(10).fill(true));
+        expect(await reserve('alice', '198.51.100.200', at(1000), l)).toEqual({ granted: false, refusedBy: 'login', retryAt: at(15 * MIN) });
+        expect(await fail('alice', '203.0.113.7', at(1000), l)).toBe(true);
+        expect(await fail('bob', '198.51.100.200', at(1000), l)).toBe(true);
+        // A source known good for another login does not count.
+        expect(await succeed('bob', '198.51.100.201', at(1000), l)).toBe(true);
+        expect(await fail('alice', '198.51.100.201', at(2000), l)).toBe(false);
+        // Known good only for knownSourceMs.
+        expect(await fail('alice', '203.0.113.7', at(3000), { ...l, knownSourceMs: HOUR })).toBe(false);
+        expect(await fail('alice', '198.51.100.200', at(15 * MIN), l)).toBe(true);
+      });
+
+      it('holds a source to its failure ceiling across logins until the window ends; successes give their slot back', async () => {
+        const l = { ...limits, sourceMaxFailures: 10 };
+        expect(await times(10, (i) => fail(`user-${i}`, '192.0.2.9', T0, l))).toEqual(Array(10).fill(true));
+        expect(await reserve('user-x', '192.0.2.9', at(5), l)).toEqual({ granted: false, refusedBy: 'source', retryAt: at(15 * MIN) });
+        expect(await fail('user-x', '192.0.2.10', at(5), l)).toBe(true);
+        await store.recordLoginSuccess(attempt('user-3', '192.0.2.9', at(6)));
+        expect(await fail('user-x', '192.0.2.9', at(7), l)).toBe(true);
+        expect(await fail('user-y', '192.0.2.9', at(7), l)).toBe(false);
+        expect(await fail('user-y', '192.0.2.9', at(15 * MIN), l)).toBe(true);
+        // Successes take no lasting slot.
+        expect(await times(20, (i) => succeed(`user-${i}`, '192.0.2.11', T0, l))).toEqual(Array(20).fill(true));
+      });
+
+      it('changes no counter when it refuses', async () => {
+        const l = { ...limits, sourceMaxFailures: 3 };
+        await times(3, (i) => fail(`u${i}`, '192.0.2.1', T0, l));
+        // Refused by the source ceiling: the pair u9/source is not counted, however often it tries...
+        for (let i = 0; i < 10; i++) expect(await fail('u9', '192.0.2.1', T0, l)).toBe(false);
+        expect(await times(6, () => fail('u9', '192.0.2.1', T0))).toEqual([true, true, true, true, true, false]);
+        // ...and refused by the pair block, the source and the login are not counted either.
+        for (let i = 0; i < 10; i++) expect(await fail('u9', '192.0.2.1', T0)).toBe(false);
+        expect(await times(4, (i) => fail(`v${i}`, '192.0.2.1', T0, { ...limits, sourceMaxFailures: 11 }))).toEqual([true, true, true, false]);
+        expect(await times(2, (i) => fail('u9', `192.0.2.${50 + i}`, T0, { ...limits, loginMaxAttempts: 6 }))).toEqual([true, false]);
+      });
+
+      it('never grants more than the limits to parallel reservations', async () => {
+        const pair = await Promise.all(Array.from({ length: 50 }, () => reserve('alice', '192.0.2.1', T0)));
+        expect(pair.filter((r) => r.granted)).toHaveLength(5);
+        const l = { ...limits, loginMaxAttempts: 20 };
+        const logins = await Promise.all(Array.from({ length: 60 }, (_, i) => reserve('bob', `198.51.100.${i}`, T0, l)));
+        expect(logins.filter((r) => r.granted)).toHaveLength(20);
+        const sources = await Promise.all(Array.from({ length: 60 }, (_, i) => reserve(`user-${i}`, '192.0.2.77', T0, { ...limits, sourceMaxFailures: 25 })));
+        expect(sources.filter((r) => r.granted)).toHaveLength(25);
+        // Parallel failures are all counted: the pair is blocked after them.
+        await Promise.all(Array.from({ length: 5 }, () => store.recordLoginFailure(attempt('alice', '192.0.2.1', T0), limits)));
+        expect(await reserve('alice', '192.0.2.1', T0)).toEqual({ granted: false, refusedBy: 'pair', retryAt: at(30_000) });
+      });
+
+      it('purges expired counters and old known sources in batches, keeping what still counts', async () => {
+        await times(5, (i) => fail(`u${i}`, `192.0.2.${i}`, T0)); // 5 logins, 5 sources, 5 pairs: 15 counters until +15 min
+        await fail('late', '192.0.2.100', at(10 * MIN)); // 3 counters until +25 min
+        await succeed('old', '192.0.2.200', at(-40 * 24 * HOUR)); // a known source, and two counters long expired
+        await succeed('new', '192.0.2.201', T0); // a known source, two counters until +15 min
+        const now = at(20 * MIN);
+        const knownBefore = at(-30 * 24 * HOUR);
+        let purged = 0;
+        for (let n = 4; n === 4;) {
+          n = await store.purgeLoginThrottle(now, knownBefore, 4);
+          purged += n;
+        }
+        expect(purged).toBe(15 + 2 + 2 + 1);
+        expect(await store.purgeLoginThrottle(now, knownBefore, 4)).toBe(0);
+        expect(await store.purgeLoginThrottle(at(25 * MIN), knownBefore, 0)).toBe(0);
+        // The counters of "late" still count; "new" is still known good.
+        const l = { ...limits, loginMaxAttempts: 1 };
+        expect(await fail('late', '192.0.2.101', now, l)).toBe(false);
+        expect(await fail('new', '192.0.2.102', now, l)).toBe(true);
+        expect(await fail('new', '192.0.2.201', now, l)).toBe(true);
+        expect(await store.purgeLoginThrottle(at(25 * MIN), knownBefore, 100)).toBe(3);
       });
     });
 

@@ -12,6 +12,8 @@ import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
 import type { LegacyAuthenticator } from '../../src/domain/legacy-migration.js';
+import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
+import type { PasswordHasher } from '../../src/domain/password-hasher.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -35,14 +37,21 @@ export interface StackOptions {
   readonly httpGet?: HttpGetOption;
   /** Lazy migration (issue 7): the old service to ask about logins unknown here. */
   readonly legacy?: LegacyAuthenticator;
+  /** Brute-force protection (issue 6): the defaults (as `serve` has them) unless given; false turns it off. */
+  readonly throttle?: ThrottlePolicy | false;
+  /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
+  readonly hasher?: PasswordHasher;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'svcapi-auth-test-'));
   const dbPath = join(dir, 'test.db');
   const store = await openStore(`sqlite:${dbPath}`);
-  const hasher = createPasswordHasher();
-  const service = createAuthService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(options.legacy ? { legacy: options.legacy } : {}) });
+  const hasher = options.hasher ?? createPasswordHasher();
+  const throttle = options.throttle ?? DEFAULT_THROTTLE_POLICY;
+  const service = createAuthService({
+    store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(options.legacy ? { legacy: options.legacy } : {}), ...(throttle !== false && { throttle }),
+  });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
     service,

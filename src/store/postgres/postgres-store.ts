@@ -3,6 +3,11 @@ import type {
   Application, ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
   NewsRecord, PasswordHashRow, PublishedNewsQuery, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
+import type { AuditQuery, AuditRecord, NewAuditEvent } from '../store.js';
+import type { AttemptReservation, LoginAttempt, ThrottleLimits } from '../store.js';
+import {
+  decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
+} from '../login-throttle-rules.js';
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
 import { parsePostgresUrl } from './postgres-url.js';
 
@@ -41,6 +46,7 @@ function toApplication(r: Row): Application {
     tokenLifetimeSeconds: num(r.token_lifetime_seconds),
     idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
     defaultLanguage: str(r.default_language),
+    trustedCallers: Array.isArray(r.trusted_callers) ? r.trusted_callers.map(String) : [],
     createdAt: date(r.created_at),
   };
 }
@@ -96,7 +102,7 @@ function toToken(r: Row): TokenRecord {
 }
 
 // Columns are always listed (never *): prepared statements survive a later migration adding columns.
-const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at';
+const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at, trusted_callers';
 const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at';
 const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
   ARRAY(SELECT g.app_id FROM user_applications g WHERE g.user_id = u.user_id ORDER BY g.app_id) AS app_ids`;
@@ -129,6 +135,50 @@ const lockPreconditions = (userLock: 'NO KEY UPDATE' | 'SHARE'): string => `SELE
 
 const INSERT_TOKEN_SQL = `INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+
+// --- audit trail (issue 6) ---
+
+const AUDIT_COLUMNS = 'id, at, type, reason, request_id, app_id, login, source_ip, claimed_ip, token_fp, detail';
+/** Events per INSERT statement (10 parameters each, far below PostgreSQL's 65535). */
+const AUDIT_CHUNK = 500;
+
+function toAudit(r: Row): AuditRecord {
+  return {
+    id: num(r.id),
+    at: date(r.at),
+    type: str(r.type),
+    reason: strOrNull(r.reason),
+    requestId: strOrNull(r.request_id),
+    appId: numOrNull(r.app_id),
+    login: strOrNull(r.login),
+    sourceIp: strOrNull(r.source_ip),
+    claimedIp: strOrNull(r.claimed_ip),
+    tokenFp: strOrNull(r.token_fp),
+    detail: r.detail !== null && typeof r.detail === 'object' ? r.detail as Record<string, unknown> : null,
+  };
+}
+
+/** Only the filters given, so the at / login indexes can serve them. */
+function auditQuerySql(query: AuditQuery): { text: string; values: unknown[] } {
+  const where: string[] = [];
+  const values: unknown[] = [];
+  const add = (condition: (p: string) => string, value: unknown): void => {
+    values.push(value);
+    where.push(condition(`$${values.length}`));
+  };
+  if (query.since !== undefined) add((p) => `at >= ${p}`, query.since);
+  if (query.until !== undefined) add((p) => `at < ${p}`, query.until);
+  if (query.login !== undefined) add((p) => `lower(login) = lower(${p}::text)`, query.login);
+  if (query.type !== undefined) add((p) => `type = ${p}`, query.type);
+  if (query.typePrefix !== undefined) add((p) => `left(type, length(${p}::text)) = ${p}::text`, query.typePrefix);
+  if (query.appId !== undefined) add((p) => `app_id = ${p}`, query.appId);
+  if (query.beforeId !== undefined) add((p) => `id < ${p}`, query.beforeId);
+  values.push(Math.max(0, Math.trunc(query.limit)));
+  return {
+    text: `SELECT ${AUDIT_COLUMNS} FROM audit_events${where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`} ORDER BY id DESC LIMIT $${values.length}`,
+    values,
+  };
+}
 
 /** Errors after which the same read may simply be sent again on a fresh connection. */
 function isConnectionLoss(error: unknown): boolean {
@@ -286,8 +336,72 @@ function createPostgresStore(pool: pg.Pool): Store {
 
   const PATCH_COLUMNS: { readonly [K in keyof ApplicationPatch]-?: string } = {
     name: 'name', enabled: 'enabled', requireIp: 'require_ip', loginUrl: 'login_url', tokenLifetimeSeconds: 'token_lifetime_seconds',
-    idleTimeoutSeconds: 'idle_timeout_seconds', defaultLanguage: 'default_language',
+    idleTimeoutSeconds: 'idle_timeout_seconds', defaultLanguage: 'default_language', trustedCallers: 'trusted_callers',
   };
+
+  // --- brute-force counters (issue 6): the three rows locked in one global order, decided by
+  // login-throttle-rules.ts, written back, committed. A row that does not exist yet is inserted
+  // (as an expired, empty counter) by the same statement that locks it, so a first attempt races
+  // nobody; `inserted` (xmax = 0: no earlier version) says which, to remove them again on a refusal.
+  const LOCK_COUNTER = `INSERT INTO throttle_counters (key, count, window_start, blocked_until, expires_at) VALUES ($1, 0, $2, NULL, $2)
+    ON CONFLICT (key) DO UPDATE SET count = throttle_counters.count
+    RETURNING count, window_start, blocked_until, inflight, inflight_until, expires_at, (xmax = 0) AS inserted`;
+  const WRITE_COUNTERS = `UPDATE throttle_counters t
+    SET count = v.count, window_start = v.window_start, blocked_until = v.blocked_until, inflight = v.inflight,
+      inflight_until = v.inflight_until, expires_at = v.expires_at
+    FROM unnest($1::text[], $2::integer[], $3::timestamptz[], $4::timestamptz[], $5::integer[], $6::timestamptz[], $7::timestamptz[])
+      AS v (key, count, window_start, blocked_until, inflight, inflight_until, expires_at)
+    WHERE t.key = v.key`;
+  const toCounter = (r: Row | undefined): CounterState | null => (r === undefined ? null : {
+    count: num(r.count), windowStart: date(r.window_start).getTime(), blockedUntil: r.blocked_until === null ? null : date(r.blocked_until).getTime(),
+    inflight: num(r.inflight), inflightUntil: r.inflight_until === null ? null : date(r.inflight_until).getTime(), expiresAt: date(r.expires_at).getTime(),
+  });
+  const orNull = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+  /** Writes counter rows that the transaction holds locked (they exist: LOCK_COUNTER made them). */
+  async function writeCounters(c: pg.PoolClient, rows: readonly (readonly [string, CounterState])[]): Promise<void> {
+    await c.query({
+      name: 'throttle_write', text: WRITE_COUNTERS,
+      values: [rows.map(([key]) => key), rows.map(([, x]) => x.count), rows.map(([, x]) => new Date(x.windowStart)), rows.map(([, x]) => orNull(x.blockedUntil)),
+        rows.map(([, x]) => x.inflight), rows.map(([, x]) => orNull(x.inflightUntil)), rows.map(([, x]) => new Date(x.expiresAt))],
+    });
+  }
+  /** The pair's row, locked, if it exists. */
+  async function lockedPair(c: pg.PoolClient, key: string): Promise<CounterState | null> {
+    return toCounter((await c.query<Row>({
+      name: 'throttle_pair', text: 'SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = $1 FOR UPDATE',
+      values: [key],
+    })).rows[0]);
+  }
+  /** Locks one counter row (creating it, empty and expired, if missing). */
+  async function lockCounter(c: pg.PoolClient, key: string, now: Date): Promise<{ state: CounterState | null; inserted: boolean }> {
+    const row = (await c.query<Row>({ name: 'throttle_lock', text: LOCK_COUNTER, values: [key, now] })).rows[0];
+    return { state: toCounter(row), inserted: row?.inserted === true };
+  }
+  async function reserveAttempt(attempt: LoginAttempt, limits: ThrottleLimits): Promise<AttemptReservation> {
+    const keys = throttleKeys(attempt);
+    const now = attempt.now.getTime();
+    return tx(async (c) => {
+      const rows: { pair: CounterState | null; login: CounterState | null; source: CounterState | null } = { pair: null, login: null, source: null };
+      const inserted: string[] = [];
+      for (const scope of lockOrder(keys)) {
+        const locked = await lockCounter(c, keys[scope], attempt.now);
+        rows[scope] = locked.state;
+        if (locked.inserted) inserted.push(keys[scope]);
+      }
+      const known = needsKnownSource(rows, now, limits) && ((await c.query({
+        name: 'throttle_known', text: 'SELECT 1 FROM known_sources WHERE login_hash = $1 AND source = $2 AND last_success_at > $3',
+        values: [attempt.loginHash, attempt.source, new Date(now - limits.knownSourceMs)],
+      })).rowCount ?? 0) > 0;
+      const decision = decideAttempt(rows, now, limits, known);
+      if ('writes' in decision) {
+        await writeCounters(c, lockOrder(keys).map((scope) => [keys[scope], decision.writes[scope]] as const));
+      } else if (inserted.length > 0) {
+        // A refusal changes nothing, as on SQLite: the placeholders go again.
+        await c.query({ name: 'throttle_unlock', text: 'DELETE FROM throttle_counters WHERE key = ANY($1::text[])', values: [inserted] });
+      }
+      return decision.reservation;
+    });
+  }
 
   return {
     async schemaVersion() {
@@ -310,9 +424,10 @@ function createPostgresStore(pool: pg.Pool): Store {
       return (await q('list_apps', `SELECT ${APP_COLUMNS} FROM applications ORDER BY app_id`, [], true)).rows.map(toApplication);
     },
     async insertApplication(app): Promise<InsertApplicationResult> {
-      const row = one(await q('insert_app', `INSERT INTO applications (${APP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+      const row = one(await q('insert_app', `INSERT INTO applications (${APP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
         ON CONFLICT (app_id) DO NOTHING RETURNING ${APP_COLUMNS}`, [
         app.appId, app.name, app.enabled, app.requireIp, app.loginUrl, app.tokenLifetimeSeconds, app.idleTimeoutSeconds, app.defaultLanguage, app.createdAt,
+        [...app.trustedCallers],
       ]));
       return row === undefined ? { ok: false, reason: 'app-exists' } : { ok: true, application: toApplication(row) };
     },
@@ -498,6 +613,82 @@ function createPostgresStore(pool: pg.Pool): Store {
         token.lastUsedAt, token.usedAt, token.revokedAt,
       ]);
       return result.rowCount === 1;
+    },
+
+    async appendAudit(events: readonly NewAuditEvent[]) {
+      if (events.length === 0) return;
+      const insertChunk = async (db: Queryable, chunk: readonly NewAuditEvent[]): Promise<void> => {
+        const values: unknown[] = [];
+        const rows = chunk.map((e) => {
+          const first = values.length;
+          values.push(e.at, e.type, e.reason, e.requestId, e.appId, e.login, e.sourceIp, e.claimedIp, e.tokenFp, e.detail === null ? null : JSON.stringify(e.detail));
+          return `(${Array.from({ length: 10 }, (_, i) => `$${first + i + 1}${i === 9 ? '::jsonb' : ''}`).join(', ')})`;
+        });
+        await db.query(`INSERT INTO audit_events (at, type, reason, request_id, app_id, login, source_ip, claimed_ip, token_fp, detail)
+          VALUES ${rows.join(', ')}`, values);
+      };
+      if (events.length <= AUDIT_CHUNK) {
+        checkOpen();
+        await insertChunk(pool, events);
+        return;
+      }
+      await tx(async (c) => {
+        for (let i = 0; i < events.length; i += AUDIT_CHUNK) await insertChunk(c, events.slice(i, i + AUDIT_CHUNK));
+      });
+    },
+    async queryAudit(query) {
+      const { text, values } = auditQuerySql(query);
+      return (await q(null, text, values, true)).rows.map(toAudit);
+    },
+    async reserveLoginAttempt(attempt, limits) {
+      return reserveAttempt(attempt, limits);
+    },
+    async recordLoginSuccess(attempt) {
+      // The pair (locked first, as in reserveLoginAttempt: 'p:' < 's:'), then the source's refund and the known source.
+      const keys = throttleKeys(attempt);
+      await tx(async (c) => {
+        const pair = pairAfterSuccess(await lockedPair(c, keys.pair), attempt.now.getTime());
+        if (pair === null) await c.query({ name: 'throttle_forget', text: 'DELETE FROM throttle_counters WHERE key = $1', values: [keys.pair] });
+        else await writeCounters(c, [[keys.pair, pair]]);
+        await c.query({
+          name: 'throttle_success', text: `WITH refund AS (UPDATE throttle_counters SET count = count - 1 WHERE key = $1 AND count > 0 AND expires_at > $4)
+            INSERT INTO known_sources (login_hash, source, last_success_at) VALUES ($2, $3, $4)
+            ON CONFLICT (login_hash, source) DO UPDATE SET last_success_at = GREATEST(known_sources.last_success_at, excluded.last_success_at)`,
+          values: [keys.source, attempt.loginHash, attempt.source, attempt.now],
+        });
+      });
+    },
+    async releaseLoginAttempt(attempt) {
+      const keys = throttleKeys(attempt);
+      await tx(async (c) => {
+        const pair = pairAfterRelease(await lockedPair(c, keys.pair), attempt.now.getTime());
+        if (pair !== null) await writeCounters(c, [[keys.pair, pair]]);
+        await c.query({
+          name: 'throttle_refund', text: 'UPDATE throttle_counters SET count = count - 1 WHERE key = $1 AND count > 0 AND expires_at > $2',
+          values: [keys.source, attempt.now],
+        });
+      });
+    },
+    async recordLoginFailure(attempt, limits) {
+      const key = throttleKeys(attempt).pair;
+      await tx(async (c) => {
+        const { state } = await lockCounter(c, key, attempt.now);
+        await writeCounters(c, [[key, pairAfterFailure(state, attempt.now.getTime(), limits)]]);
+      });
+    },
+    async purgeLoginThrottle(now, knownBefore, limit) {
+      const max = Math.max(0, Math.trunc(limit));
+      const counters = (await q(null, `DELETE FROM throttle_counters WHERE key IN
+        (SELECT key FROM throttle_counters WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, [now, max])).rowCount ?? 0;
+      if (counters >= max) return counters;
+      return counters + ((await q(null, `DELETE FROM known_sources WHERE (login_hash, source) IN
+        (SELECT login_hash, source FROM known_sources WHERE last_success_at < $1 ORDER BY last_success_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [knownBefore, max - counters])).rowCount ?? 0);
+    },
+    async purgeAudit(before, limit) {
+      return (await q(null, `DELETE FROM audit_events WHERE id IN
+        (SELECT id FROM audit_events WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [before, Math.max(0, Math.trunc(limit))])).rowCount ?? 0;
     },
   };
 }

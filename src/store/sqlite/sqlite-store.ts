@@ -6,6 +6,11 @@ import type {
   PublishedNewsQuery, RevokeScope, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
+import type { AuditQuery, AuditRecord, NewAuditEvent } from '../store.js';
+import type { LoginAttempt, ThrottleLimits } from '../store.js';
+import {
+  decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
+} from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 
 export interface SqliteStoreOptions {
@@ -26,6 +31,17 @@ const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ?
 const str = (v: unknown): string => String(v);
 const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
+/** applications.trusted_callers: a JSON array of strings (issue 6). */
+function callerList(v: unknown): string[] {
+  if (typeof v !== 'string') return [];
+  try {
+    const parsed: unknown = JSON.parse(v);
+    return Array.isArray(parsed) ? parsed.filter((e): e is string => typeof e === 'string') : [];
+  } catch {
+    return [];
+  }
+}
+
 function toApplication(r: Row): Application {
   return {
     appId: Number(r.app_id),
@@ -36,6 +52,7 @@ function toApplication(r: Row): Application {
     tokenLifetimeSeconds: Number(r.token_lifetime_seconds),
     idleTimeoutSeconds: r.idle_timeout_seconds === null ? null : Number(r.idle_timeout_seconds),
     defaultLanguage: str(r.default_language),
+    trustedCallers: callerList(r.trusted_callers),
     createdAt: date(r.created_at),
   };
 }
@@ -113,6 +130,47 @@ const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client
 export const FIND_TOKEN_SQL = `${TOKEN_SELECT}
   WHERE t.token_hash = ?`;
 
+// --- audit trail (issue 6) ---
+
+function toAudit(r: Row): AuditRecord {
+  let detail: Record<string, unknown> | null = null;
+  if (typeof r.detail === 'string') {
+    try {
+      detail = JSON.parse(r.detail) as Record<string, unknown>;
+    } catch {
+      detail = null;
+    }
+  }
+  return {
+    id: Number(r.id),
+    at: date(r.at),
+    type: str(r.type),
+    reason: strOrNull(r.reason),
+    requestId: strOrNull(r.request_id),
+    appId: r.app_id === null || r.app_id === undefined ? null : Number(r.app_id),
+    login: strOrNull(r.login),
+    sourceIp: strOrNull(r.source_ip),
+    claimedIp: strOrNull(r.claimed_ip),
+    tokenFp: strOrNull(r.token_fp),
+    detail,
+  };
+}
+
+/** Only the filters given, so the at / login indexes can serve them; one statement per shape, cached. */
+function auditQuerySql(query: AuditQuery): { key: string; sql: string; params: Row } {
+  const where: string[] = [];
+  const params: Row = { limit: Math.max(0, Math.trunc(query.limit)) };
+  if (query.since !== undefined) { where.push('at >= @since'); params.since = ms(query.since); }
+  if (query.until !== undefined) { where.push('at < @until'); params.until = ms(query.until); }
+  if (query.login !== undefined) { where.push('lower(login) = lower(@login)'); params.login = query.login; }
+  if (query.type !== undefined) { where.push('type = @type'); params.type = query.type; }
+  if (query.typePrefix !== undefined) { where.push('substr(type, 1, length(@typePrefix)) = @typePrefix'); params.typePrefix = query.typePrefix; }
+  if (query.appId !== undefined) { where.push('app_id = @appId'); params.appId = query.appId; }
+  if (query.beforeId !== undefined) { where.push('id < @beforeId'); params.beforeId = query.beforeId; }
+  const sql = `SELECT * FROM audit_events${where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`} ORDER BY id DESC LIMIT @limit`;
+  return { key: where.join('|'), sql, params };
+}
+
 /** Opens (creating its directory and migrating) a SQLite database as a Store. */
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const inMemory = options.path === ':memory:';
@@ -151,8 +209,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     schemaVersion: db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations'),
     getApp: db.prepare('SELECT * FROM applications WHERE app_id = ?'),
     listApps: db.prepare('SELECT * FROM applications ORDER BY app_id'),
-    insertApp: db.prepare(`INSERT INTO applications (app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at)
-      VALUES (@appId, @name, @enabled, @requireIp, @loginUrl, @tokenLifetimeSeconds, @idleTimeoutSeconds, @defaultLanguage, @createdAt)
+    insertApp: db.prepare(`INSERT INTO applications (app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, trusted_callers, created_at)
+      VALUES (@appId, @name, @enabled, @requireIp, @loginUrl, @tokenLifetimeSeconds, @idleTimeoutSeconds, @defaultLanguage, @trustedCallers, @createdAt)
       ON CONFLICT (app_id) DO NOTHING`),
     updateApp: db.prepare(`UPDATE applications SET
         name                   = CASE WHEN @setName THEN @name ELSE name END,
@@ -161,7 +219,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         login_url              = CASE WHEN @setLoginUrl THEN @loginUrl ELSE login_url END,
         token_lifetime_seconds = CASE WHEN @setLifetime THEN @tokenLifetimeSeconds ELSE token_lifetime_seconds END,
         idle_timeout_seconds   = CASE WHEN @setIdle THEN @idleTimeoutSeconds ELSE idle_timeout_seconds END,
-        default_language       = CASE WHEN @setLanguage THEN @defaultLanguage ELSE default_language END
+        default_language       = CASE WHEN @setLanguage THEN @defaultLanguage ELSE default_language END,
+        trusted_callers        = CASE WHEN @setTrustedCallers THEN @trustedCallers ELSE trusted_callers END
       WHERE app_id = @appId`),
     revokeAppTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE app_id = @appId AND revoked_at IS NULL'),
 
@@ -234,6 +293,81 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       ON CONFLICT (token_hash) DO NOTHING`),
   };
 
+  const audit = {
+    insert: db.prepare(`INSERT INTO audit_events (at, type, reason, request_id, app_id, login, source_ip, claimed_ip, token_fp, detail)
+      VALUES (@at, @type, @reason, @requestId, @appId, @login, @sourceIp, @claimedIp, @tokenFp, @detail)`),
+    purge: db.prepare(`DELETE FROM audit_events WHERE id IN
+      (SELECT id FROM audit_events WHERE at < @before ORDER BY at LIMIT @limit)`),
+    queries: new Map<string, Database.Statement>(),
+  };
+  const appendAuditTx = db.transaction((events: readonly NewAuditEvent[]): void => {
+    for (const e of events) {
+      audit.insert.run({
+        at: ms(e.at), type: e.type, reason: e.reason, requestId: e.requestId, appId: e.appId, login: e.login,
+        sourceIp: e.sourceIp, claimedIp: e.claimedIp, tokenFp: e.tokenFp, detail: e.detail === null ? null : JSON.stringify(e.detail),
+      });
+    }
+  });
+
+  // --- brute-force counters (issue 6): read, decide (login-throttle-rules.ts) and write in one IMMEDIATE transaction ---
+  const throttle = {
+    get: db.prepare('SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = ?'),
+    put: db.prepare(`INSERT INTO throttle_counters (key, count, window_start, blocked_until, inflight, inflight_until, expires_at)
+      VALUES (@key, @count, @windowStart, @blockedUntil, @inflight, @inflightUntil, @expiresAt)
+      ON CONFLICT (key) DO UPDATE SET count = excluded.count, window_start = excluded.window_start, blocked_until = excluded.blocked_until,
+        inflight = excluded.inflight, inflight_until = excluded.inflight_until, expires_at = excluded.expires_at`),
+    known: db.prepare('SELECT 1 FROM known_sources WHERE login_hash = @loginHash AND source = @source AND last_success_at > @since'),
+    forget: db.prepare('DELETE FROM throttle_counters WHERE key = ?'),
+    refund: db.prepare('UPDATE throttle_counters SET count = count - 1 WHERE key = @key AND count > 0 AND expires_at > @now'),
+    markKnown: db.prepare(`INSERT INTO known_sources (login_hash, source, last_success_at) VALUES (@loginHash, @source, @now)
+      ON CONFLICT (login_hash, source) DO UPDATE SET last_success_at = MAX(last_success_at, excluded.last_success_at)`),
+    purgeCounters: db.prepare(`DELETE FROM throttle_counters WHERE key IN
+      (SELECT key FROM throttle_counters WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)`),
+    purgeKnown: db.prepare(`DELETE FROM known_sources WHERE (login_hash, source) IN
+      (SELECT login_hash, source FROM known_sources WHERE last_success_at < @before ORDER BY last_success_at LIMIT @limit)`),
+  };
+  const counter = (key: string): CounterState | null => {
+    const r = throttle.get.get(key) as Row | undefined;
+    return r === undefined ? null : {
+      count: Number(r.count), windowStart: Number(r.window_start), blockedUntil: r.blocked_until === null ? null : Number(r.blocked_until),
+      inflight: Number(r.inflight), inflightUntil: r.inflight_until === null ? null : Number(r.inflight_until), expiresAt: Number(r.expires_at),
+    };
+  };
+  const reserveTx = db.transaction((attempt: LoginAttempt, limits: ThrottleLimits) => {
+    const keys = throttleKeys(attempt);
+    const now = ms(attempt.now);
+    const rows = { pair: counter(keys.pair), login: counter(keys.login), source: counter(keys.source) };
+    const known = needsKnownSource(rows, now, limits)
+      && throttle.known.get({ loginHash: attempt.loginHash, source: attempt.source, since: now - limits.knownSourceMs }) !== undefined;
+    const decision = decideAttempt(rows, now, limits, known);
+    if ('writes' in decision) {
+      for (const scope of lockOrder(keys)) throttle.put.run({ key: keys[scope], ...decision.writes[scope] });
+    }
+    return decision.reservation;
+  });
+  const successTx = db.transaction((attempt: LoginAttempt) => {
+    const keys = throttleKeys(attempt);
+    const pair = pairAfterSuccess(counter(keys.pair), ms(attempt.now));
+    if (pair === null) throttle.forget.run(keys.pair);
+    else throttle.put.run({ key: keys.pair, ...pair });
+    throttle.refund.run({ key: keys.source, now: ms(attempt.now) });
+    throttle.markKnown.run({ loginHash: attempt.loginHash, source: attempt.source, now: ms(attempt.now) });
+  });
+  const failureTx = db.transaction((attempt: LoginAttempt, limits: ThrottleLimits) => {
+    const key = throttleKeys(attempt).pair;
+    throttle.put.run({ key, ...pairAfterFailure(counter(key), ms(attempt.now), limits) });
+  });
+  const releaseTx = db.transaction((attempt: LoginAttempt) => {
+    const keys = throttleKeys(attempt);
+    const pair = pairAfterRelease(counter(keys.pair), ms(attempt.now));
+    if (pair !== null) throttle.put.run({ key: keys.pair, ...pair });
+    throttle.refund.run({ key: keys.source, now: ms(attempt.now) });
+  });
+  const purgeThrottleTx = db.transaction((now: Date, knownBefore: Date, limit: number): number => {
+    const counters = throttle.purgeCounters.run({ now: ms(now), limit }).changes;
+    return counters + (counters < limit ? throttle.purgeKnown.run({ before: ms(knownBefore), limit: limit - counters }).changes : 0);
+  });
+
   const getUser = (userId: number): User | null => {
     const row = s.userById.get(userId) as Row | undefined;
     return row === undefined ? null : toUser(row);
@@ -263,6 +397,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       setLifetime: bool(patch.tokenLifetimeSeconds !== undefined), tokenLifetimeSeconds: patch.tokenLifetimeSeconds ?? null,
       setIdle: bool(patch.idleTimeoutSeconds !== undefined), idleTimeoutSeconds: patch.idleTimeoutSeconds ?? null,
       setLanguage: bool(patch.defaultLanguage !== undefined), defaultLanguage: patch.defaultLanguage ?? null,
+      setTrustedCallers: bool(patch.trustedCallers !== undefined), trustedCallers: JSON.stringify(patch.trustedCallers ?? []),
     });
     if (info.changes !== 1) return null;
     if (patch.enabled === false) s.revokeAppTokens.run({ appId, now: ms(now) });
@@ -342,7 +477,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       const info = s.insertApp.run({
         appId: app.appId, name: app.name, enabled: bool(app.enabled), requireIp: bool(app.requireIp),
         loginUrl: app.loginUrl, tokenLifetimeSeconds: app.tokenLifetimeSeconds, idleTimeoutSeconds: app.idleTimeoutSeconds,
-        defaultLanguage: app.defaultLanguage, createdAt: ms(app.createdAt),
+        defaultLanguage: app.defaultLanguage, trustedCallers: JSON.stringify(app.trustedCallers), createdAt: ms(app.createdAt),
       });
       if (info.changes !== 1) return { ok: false, reason: 'app-exists' };
       return { ok: true, application: toApplication(s.getApp.get(app.appId) as Row) };
@@ -457,6 +592,37 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         issuedAt: ms(token.issuedAt), expiresAt: ms(token.expiresAt), lastUsedAt: ms(token.lastUsedAt),
         usedAt: token.usedAt === null ? null : ms(token.usedAt), revokedAt: token.revokedAt === null ? null : ms(token.revokedAt),
       }).changes === 1;
+    },
+
+    async appendAudit(events) {
+      if (events.length > 0) appendAuditTx.immediate(events);
+    },
+    async queryAudit(query) {
+      const { key, sql, params } = auditQuerySql(query);
+      let statement = audit.queries.get(key);
+      if (statement === undefined) {
+        statement = db.prepare(sql);
+        audit.queries.set(key, statement);
+      }
+      return (statement.all(params) as Row[]).map(toAudit);
+    },
+    async reserveLoginAttempt(attempt, limits) {
+      return reserveTx.immediate(attempt, limits);
+    },
+    async recordLoginSuccess(attempt) {
+      successTx.immediate(attempt);
+    },
+    async recordLoginFailure(attempt, limits) {
+      failureTx.immediate(attempt, limits);
+    },
+    async releaseLoginAttempt(attempt) {
+      releaseTx.immediate(attempt);
+    },
+    async purgeLoginThrottle(now, knownBefore, limit) {
+      return purgeThrottleTx.immediate(now, knownBefore, Math.max(0, Math.trunc(limit)));
+    },
+    async purgeAudit(before, limit) {
+      return audit.purge.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import { initialSchema } from './001-initial-schema.js';
 import { legacyMigrations } from './002-legacy-migrations.js';
+import { bruteForce } from './003-brute-force.js';
+import { auditEvents } from './004-audit-events.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -9,7 +11,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents]);
 
 /**
  * Brings the database up to the newest schema; returns the resulting version. Runs in one

@@ -1,0 +1,157 @@
+/**
+ * The audit trail's vocabulary (issue 6): what an audit event is, how the domain's outcome
+ * events (auth-events.ts) and the operator's changes (admin-service.ts) become audit events,
+ * and how text taken from a request is made safe to store and print.
+ *
+ * No audit event ever holds a password, a token or a ticket. Tokens and tickets appear only as a
+ * fingerprint: the first 12 hex digits of the SHA-256 the store keys them by (48 bits: enough to
+ * correlate the events about one token, far too little to find the token). The writer is in
+ * src/ops/audit-trail.ts; docs/security-audit.md documents the events.
+ *
+ * Audited: every ValidateUser outcome, session tokens and login tickets issued, tickets used,
+ * and every admin change. Not audited: successful ValidateUserToken / WhatsNew / GetUserLoginURL
+ * checks of a session token — every client call makes one, so they would swamp the trail; the
+ * metrics count them (svcapi_auth_token_validations_total).
+ */
+import type { NewAuditEvent } from '../store/store.js';
+import type { AuthEvents, LoginOutcome } from './auth-events.js';
+
+export const AUDIT_EVENT_TYPES = [
+  'login.success',
+  'login.failure',
+  'login.throttled',
+  'token.issued',
+  'ticket.issued',
+  'ticket.used',
+  'admin.app.add',
+  'admin.app.update',
+  'admin.user.add',
+  'admin.user.passwd',
+  'admin.user.enable',
+  'admin.user.disable',
+  'admin.user.grant',
+  'admin.user.revoke-app',
+  'admin.news.add',
+  'admin.news.remove',
+  'admin.token.revoke',
+  'admin.export',
+  'admin.import',
+  'admin.import-legacy',
+] as const;
+export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
+
+/** What a producer hands over; missing fields are null, `at` defaults to now. */
+export interface AuditInput {
+  readonly type: AuditEventType;
+  readonly at?: Date;
+  readonly reason?: string | null;
+  readonly requestId?: string | null;
+  readonly appId?: number | null;
+  readonly login?: string | null;
+  readonly sourceIp?: string | null;
+  readonly claimedIp?: string | null;
+  readonly tokenFp?: string | null;
+  readonly detail?: Readonly<Record<string, unknown>> | null;
+}
+
+/** Where audit events go (the buffered writer in serve, a direct store write in the CLI). */
+export type AuditRecorder = (event: AuditInput) => void | Promise<void>;
+
+/** Longest login kept (code points, before escaping); longer ones are cut and marked. */
+export const AUDIT_LOGIN_MAX = 256;
+/** Longest claimed IPAddress kept. */
+export const AUDIT_IP_MAX = 64;
+const AUDIT_ID_MAX = 64;
+
+/** The fingerprint of a token or ticket, from the SHA-256 hex the store keeps (hashToken). */
+export function tokenFingerprint(tokenHash: string): string {
+  return tokenHash.slice(0, 12);
+}
+
+// Control characters, format characters (bidi overrides, zero-width...), surrogates, private
+// use, unassigned, line/paragraph separators, and the backslash itself (so escapes are unambiguous).
+const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\\]/u;
+
+/**
+ * Text from a request, made safe to store, log and print in a terminal: every control or
+ * non-printable character (and `\`) written as `\uXXXX` (`\\` for the backslash), cut to `max`
+ * code points with `…(+N)` telling how many were dropped. Nothing is lost silently and nothing
+ * can forge a line, move the cursor or reorder text when printed.
+ */
+export function escapeAuditText(text: string, max: number): string {
+  const points = Array.from(text);
+  const kept = points.length > max ? points.slice(0, max) : points;
+  let out = '';
+  for (const ch of kept) {
+    if (ch === '\\') out += '\\\\';
+    else if (UNSAFE.test(ch)) {
+      for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
+    } else out += ch;
+  }
+  return points.length > max ? `${out}…(+${points.length - max})` : out;
+}
+
+const escapeOrNull = (text: string | null | undefined, max: number): string | null =>
+  text === null || text === undefined ? null : escapeAuditText(text, max);
+
+/** An input as the store keeps it: every field present, request text escaped and capped. */
+export function toAuditEvent(input: AuditInput, now: () => Date = () => new Date()): NewAuditEvent {
+  return {
+    at: input.at ?? now(),
+    type: input.type,
+    reason: input.reason ?? null,
+    requestId: escapeOrNull(input.requestId, AUDIT_ID_MAX),
+    appId: input.appId !== undefined && input.appId !== null && Number.isSafeInteger(input.appId) ? input.appId : null,
+    login: escapeOrNull(input.login, AUDIT_LOGIN_MAX),
+    sourceIp: escapeOrNull(input.sourceIp === '' ? null : input.sourceIp, AUDIT_IP_MAX),
+    claimedIp: escapeOrNull(input.claimedIp, AUDIT_IP_MAX),
+    tokenFp: input.tokenFp ?? null,
+    detail: input.detail ?? null,
+  };
+}
+
+function loginType(outcome: LoginOutcome): AuditEventType {
+  if (outcome === 'success') return 'login.success';
+  // Throttling (a concurrent change) adds its own outcome; it gets its own type.
+  return (outcome as string) === 'throttled' ? 'login.throttled' : 'login.failure';
+}
+
+export interface AuthAuditOptions {
+  /** The login of a user id, for events that only know the id (ticket.used); best effort. */
+  readonly loginOf?: (userId: number) => Promise<string | null>;
+}
+
+/**
+ * The domain's outcome events as audit events (subscribe with createAuthService `events`).
+ * Successful token validations are not audited (see the file comment).
+ */
+export function authAuditEvents(record: AuditRecorder, options: AuthAuditOptions = {}): AuthEvents {
+  const emit = (input: AuditInput): void => {
+    void Promise.resolve(record(input)).catch(() => undefined);
+  };
+  return {
+    loginOutcome(e) {
+      emit({
+        type: loginType(e.outcome), reason: e.outcome, requestId: e.ctx.requestId, appId: e.appId, login: e.login ?? null,
+        sourceIp: e.ctx.sourceIp, claimedIp: e.claimedIp ?? null, tokenFp: e.tokenFp ?? null,
+        detail: e.userId === null ? null : { userId: e.userId },
+      });
+    },
+    tokenIssued(e) {
+      emit({ type: 'token.issued', requestId: e.ctx.requestId, appId: e.appId, login: e.login ?? null, sourceIp: e.ctx.sourceIp, tokenFp: e.tokenFp ?? null, detail: { userId: e.userId } });
+    },
+    ticketIssued(e) {
+      emit({ type: 'ticket.issued', requestId: e.ctx.requestId, appId: e.appId, login: e.login ?? null, sourceIp: e.ctx.sourceIp, tokenFp: e.tokenFp ?? null, detail: { userId: e.userId } });
+    },
+    ticketUsed(e) {
+      const at = new Date();
+      const base = { type: 'ticket.used', at, requestId: e.ctx.requestId, appId: e.appId, sourceIp: e.ctx.sourceIp, tokenFp: e.tokenFp ?? null, detail: { userId: e.userId } } as const;
+      if (e.login !== undefined || options.loginOf === undefined) {
+        emit({ ...base, login: e.login ?? null });
+        return;
+      }
+      // The domain knows only the user id here; the login is looked up off the request's path.
+      void options.loginOf(e.userId).then((login) => login, () => null).then((login) => emit({ ...base, login }));
+    },
+  };
+}
