@@ -22,7 +22,7 @@ import type { ParamValue } from '../contract/operations.js';
 import type { CompiledContract, CompiledOperation } from './compiled-contract.js';
 import { decodeRequestText } from './decode-text.js';
 import { parseXmlInt32 } from './dotnet-int.js';
-import { parseMediaType } from './media-type.js';
+import { parseMediaType, type MediaType } from './media-type.js';
 import { SOAP11_NS, SOAP12_NS, XSI_NS, type SoapVersion } from './soap-envelope.js';
 import { intReasonMessage, type WireError } from './wire-errors.js';
 import { attributeValue, readXmlDocument, type XmlElement, type XmlReadLimits, DEFAULT_XML_LIMITS } from './xml-reader.js';
@@ -30,6 +30,8 @@ import { attributeValue, readXmlDocument, type XmlElement, type XmlReadLimits, D
 export interface SoapRequestInput {
   readonly body: Uint8Array;
   readonly contentType: string | undefined;
+  /** `contentType` already parsed, when the caller has it. */
+  readonly media?: MediaType;
   /** The SOAPAction header, raw; undefined when absent. */
   readonly soapAction: string | undefined;
 }
@@ -59,7 +61,7 @@ function stripQuotes(action: string): string {
 }
 
 export function decodeSoapRequest(contract: CompiledContract, input: SoapRequestInput, limits: XmlReadLimits = DEFAULT_XML_LIMITS): SoapDecoded {
-  const media = parseMediaType(input.contentType);
+  const media = input.media ?? parseMediaType(input.contentType);
   const transport = soapTransport(media.type);
   if (transport === null) return fail('1.1', { code: 'SOAP_UNSUPPORTED_MEDIA_TYPE' });
 
