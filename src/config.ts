@@ -63,7 +63,7 @@ export interface Config {
   readonly configFile: string | null;
   /** Lazy migration (issue 7): the old Authentication.asmx asked about logins unknown here; url null: off. */
   readonly legacy: { readonly url: string | null; readonly timeoutMs: number };
-  /** Brute-force protection of ValidateUser (issue 6; docs/security-bruteforce.md); `enabled: false` turns it off. */
+  /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
   readonly bruteForce: ThrottlePolicy & { readonly enabled: boolean };
   /** Audit trail (issue 6): events older than this many days are purged by housekeeping; 0 keeps them. */
   readonly audit: { readonly retentionDays: number };
@@ -283,7 +283,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   }
   const tls = { certFile: tlsCertSource?.value.trim() ?? null, keyFile: tlsKeySource?.value.trim() ?? null };
 
-  // --- brute-force protection (issue 6; docs/security-bruteforce.md) ---
+  // --- brute-force protection (issue 6; docs/security.md#brute-force-protection) ---
   const bf = DEFAULT_THROTTLE_POLICY;
   const bfSetting = (variable: string, key: string, fallback: number, min: number, max: number): number =>
     integer(pick(undefined, '', env, variable, fromFile(`bruteForce.${key}`)), fallback, min, max);

@@ -7,7 +7,7 @@
  *   svcapi-auth user migration-report         users per password hash format (also `users ...`)
  *
  * The rules live in domain/legacy-import.ts and domain/migration-report.ts; this file reads the
- * files (CSV through csv-parse, JSON lines) and prints the reports. See docs/migration.md.
+ * files (CSV through csv-parse, JSON lines) and prints the reports. See README.md#migrating-from-the-legacy-service.
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -192,7 +192,7 @@ function printReport(io: CliIo, file: string, report: ImportReport): void {
   if (needsReset > 0) {
     out('');
     out(`${needsReset} user(s) have no usable password: set one with "svcapi-auth user passwd <login>", run the import again with the`);
-    out('machine key (--decryption-key-file), or let the old service vouch for them at their next login (legacy.url; docs/migration.md).');
+    out('machine key (--decryption-key-file), or let the old service vouch for them at their next login (legacy.url; README.md#migrating-from-the-legacy-service).');
   }
 }
 

@@ -81,7 +81,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       // Lazy migration (issue 7): logins unknown here are checked once by the old service.
       ...(config.legacy.url !== null && { legacy: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }) }),
-      // Brute-force protection (issue 6; docs/security-bruteforce.md).
+      // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });
     const https = await readTlsFiles(config);

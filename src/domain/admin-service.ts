@@ -7,6 +7,7 @@ import { checkLoginUrl } from './login-url.js';
 import { compareVersions, parseVersion } from './versions.js';
 import { parseAddressRange } from './source-address.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
+import { MAX_PASSWORD_BYTES, passwordTooLong } from './password-limits.js';
 
 /**
  * The operator's operations (what the CLI offers): the rules about what may be created and
@@ -20,7 +21,6 @@ export type AdminResult<T> = { readonly ok: true; readonly value: T } | { readon
 export const DEFAULT_TOKEN_LIFETIME_SECONDS = 24 * 3600;
 /** Ten years: anything longer is a typo, not a policy. */
 export const MAX_DURATION_SECONDS = 10 * 366 * 24 * 3600;
-export const MAX_PASSWORD_LENGTH = 4096;
 
 export interface NewApplicationInput {
   readonly appId: number;
@@ -107,7 +107,7 @@ function checkDuration(name: string, seconds: number): string | null {
 
 function checkPassword(password: string): string | null {
   if (password.length === 0) return 'the password must not be empty';
-  if (password.length > MAX_PASSWORD_LENGTH) return `the password must be at most ${MAX_PASSWORD_LENGTH} characters`;
+  if (passwordTooLong(password)) return `the password must be at most ${MAX_PASSWORD_BYTES} bytes in UTF-8 (longer ones can never log in)`;
   return null;
 }
 

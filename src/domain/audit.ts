@@ -6,7 +6,7 @@
  * No audit event ever holds a password, a token or a ticket. Tokens and tickets appear only as a
  * fingerprint: the first 12 hex digits of the SHA-256 the store keys them by (48 bits: enough to
  * correlate the events about one token, far too little to find the token). The writer is in
- * src/ops/audit-trail.ts; docs/security-audit.md documents the events.
+ * src/ops/audit-trail.ts; docs/security.md#audit-trail documents the events.
  *
  * Audited: every ValidateUser outcome, session tokens and login tickets issued, tickets used,
  * and every admin change. Not audited: successful ValidateUserToken / WhatsNew / GetUserLoginURL

@@ -13,11 +13,10 @@ import { createLegacyMigration, type LegacyAuthenticator } from './legacy-migrat
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
 import { tokenFingerprint } from './audit.js';
 import { createFailurePadding, type FailurePadding } from './failure-padding.js';
+import { passwordTooLong } from './password-limits.js';
 import { createLoginThrottle, type ThrottlePolicy } from './login-throttle.js';
 import { attemptAddress } from './source-address.js';
 
-/** Longer passwords fail without being hashed (issue 6): nobody's password is this long, attackers' are. */
-export const MAX_PASSWORD_BYTES = 1024;
 
 export interface AuthServiceDeps {
   readonly store: Store;
@@ -102,7 +101,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         throw error;
       });
       const hashToCheck = user?.passwordHash ?? await dummyHash;
-      const tooLong = input.password !== null && Buffer.byteLength(input.password, 'utf8') > MAX_PASSWORD_BYTES;
+      const tooLong = input.password !== null && passwordTooLong(input.password);
       let passwordMatches = tooLong || throttled !== null ? false : await verify(hashToCheck, input.password ?? '');
       if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && login !== '') {
         // Unknown here, or a hash this service cannot check: the old service may vouch for it once.

@@ -30,7 +30,7 @@ export interface ManagementServer {
 }
 
 function reply(res: ServerResponse, status: number, contentType: string, body: string, head: boolean): void {
-  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'content-length': Buffer.byteLength(body) });
+  res.writeHead(status, { 'content-type': contentType, 'cache-control': 'no-store', 'x-content-type-options': 'nosniff', 'content-length': Buffer.byteLength(body) });
   res.end(head ? undefined : body);
 }
 

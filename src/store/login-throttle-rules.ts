@@ -1,7 +1,7 @@
 /**
  * The brute-force counting rules (issue 6), as pure functions both store adapters apply inside
  * their write transactions, on counter rows they hold locked: the rules are written once, and no
- * two instances can both take the last slot. See docs/security-bruteforce.md.
+ * two instances can both take the last slot. See docs/security.md#brute-force-protection.
  *
  * Three counters, each a row keyed by text (throttle_counters):
  *

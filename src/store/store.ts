@@ -277,7 +277,7 @@ export interface Store {
    */
   importToken(token: ImportedToken): Promise<boolean>;
 
-  // --- brute-force protection (issue 6; docs/security-bruteforce.md) ---
+  // --- brute-force protection (issue 6; docs/security.md#brute-force-protection) ---
   /**
    * Reserves one password verification for `attempt`, atomically across connections and
    * processes (one write transaction holding the three counter rows): granted only if the
@@ -310,7 +310,7 @@ export interface Store {
    */
   purgeLoginThrottle(now: Date, knownBefore: Date, limit: number): Promise<number>;
 
-  // --- audit trail (issue 6; see docs/security-audit.md) ---
+  // --- audit trail (issue 6; see docs/security.md#audit-trail) ---
   /** Appends events in one transaction (the audit writer batches them); resolves when durable. */
   appendAudit(events: readonly NewAuditEvent[]): Promise<void>;
   /** Events matching every given filter, newest first (descending id), at most `limit`. */
@@ -374,7 +374,7 @@ export interface LoginAttempt {
   readonly now: Date;
 }
 
-/** The limits reserveLoginAttempt applies (config `bruteForce`, docs/security-bruteforce.md). */
+/** The limits reserveLoginAttempt applies (config `bruteForce`, docs/security.md#brute-force-protection). */
 export interface ThrottleLimits {
   /** Counting window of every counter. */
   readonly windowMs: number;

@@ -72,7 +72,7 @@ export function httpSysErrorResponse(status: 400 | 408, detail: string): string 
     '</BODY></HTML>',
     '',
   ].join('\r\n');
-  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: text/html; charset=us-ascii\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+  return `HTTP/1.1 ${status} ${title}\r\nContent-Type: text/html; charset=us-ascii\r\nX-Content-Type-Options: nosniff\r\nConnection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }
 
 /** The body of http.sys's "Bad Request - Invalid URL" page, for URLs with undecodable escapes. */

@@ -90,3 +90,19 @@ describe('admin service', () => {
     expect(await admin.grantApplication('bob', 404)).toMatchObject({ ok: false, code: 'not-found' });
   });
 });
+
+describe('password length', () => {
+  it('refuses a password that could never log in (over 1024 bytes of UTF-8)', async () => {
+    const { openStore } = await import('../../src/store/open-store.js');
+    const { createAdminService } = await import('../../src/domain/admin-service.js');
+    const { fakeHasher } = await import('../support/domain-fakes.js');
+    const store = await openStore('sqlite::memory:');
+    const admin = createAdminService({ store, hasher: fakeHasher() });
+    expect((await admin.addUser({ login: 'ok', password: 'é'.repeat(512), appIds: [2] })).ok).toBe(true);
+    const refused = await admin.addUser({ login: 'long', password: 'é'.repeat(512) + 'x', appIds: [2] });
+    expect(refused).toMatchObject({ ok: false, code: 'invalid' });
+    expect(refused.ok ? '' : refused.message).toContain('at most 1024 bytes');
+    expect((await admin.changePassword('ok', 'x'.repeat(1025))).ok).toBe(false);
+    await store.close();
+  });
+});

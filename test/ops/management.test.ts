@@ -82,6 +82,7 @@ describe('management listener', () => {
     const res = await fetch(`${management}/health/live`);
     expect(res.status).toBe(200);
     expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     expect(await res.json()).toEqual({ status: 'live' });
   });
 

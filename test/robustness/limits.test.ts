@@ -226,6 +226,7 @@ describe('malformed HTTP framing over a socket', () => {
       const { response } = await exchange(port, [bytes], { waitMs: 3_000 });
       expect(response?.status).toBe(400);
       expect(header(response!, 'content-type') ?? '').toMatch(/^text\/html/);
+      expect(header(response!, 'x-content-type-options')).toBe('nosniff');
       expect(response!.body.toString('latin1')).not.toMatch(/"statusCode"|FST_/);
     });
   }

@@ -4,7 +4,7 @@ import type { PostgresMigration } from './postgres-migrations.js';
  * Issue 6 (twin of the SQLite migration 3): brute-force protection. Trusted callers per
  * application; counters keyed `p:<login hash>|<source>`, `l:<login hash>`, `s:<source>` (rows
  * past `expires_at` mean nothing and are purged); known-good sources per login hash.
- * See docs/security-bruteforce.md.
+ * See docs/security.md#brute-force-protection.
  */
 export const bruteForce: PostgresMigration = {
   version: 3,

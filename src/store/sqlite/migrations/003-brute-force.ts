@@ -1,7 +1,7 @@
 import type { SqliteMigration } from './sqlite-migrations.js';
 
 /**
- * Issue 6: brute-force protection (docs/security-bruteforce.md).
+ * Issue 6: brute-force protection (docs/security.md#brute-force-protection).
  *
  * - applications.trusted_callers: JSON array of addresses / CIDR ranges whose ValidateUser
  *   IPAddress names the end user (canonical text, src/domain/source-address.ts).

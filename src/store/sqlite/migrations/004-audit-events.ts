@@ -2,7 +2,7 @@ import type { SqliteMigration } from './sqlite-migrations.js';
 
 /**
  * Issue 6: the audit trail, one row per security outcome (logins, tickets, token issue,
- * admin changes; see docs/security-audit.md). Times are INTEGER milliseconds (UTC) as
+ * admin changes; see docs/security.md#audit-trail). Times are INTEGER milliseconds (UTC) as
  * everywhere; `detail` is a small JSON object. No row ever holds a password, a token or a
  * ticket: tokens appear only as `token_fp`, 12 hex digits of their SHA-256. Old rows are purged
  * by housekeeping after audit.retentionDays. (Version 3 belongs to the throttling migration.)
