@@ -8,6 +8,7 @@
  *   terms, because XmlSerializer faults quote "There is an error in XML document (7, 25)".
  */
 import { SaxesParser } from 'saxes';
+import { readXmlDocumentFast } from './fast-xml-reader.js';
 
 export interface XmlAttribute {
   readonly ns: string;
@@ -46,6 +47,11 @@ class Stop extends Error {
 }
 
 export function readXmlDocument(text: string, limits: XmlReadLimits = DEFAULT_XML_LIMITS): XmlRead {
+  return readXmlDocumentFast(text, limits) ?? readXmlDocumentFully(text, limits);
+}
+
+/** saxes, for every document: the verdict on anything the fast path leaves to it. */
+export function readXmlDocumentFully(text: string, limits: XmlReadLimits = DEFAULT_XML_LIMITS): XmlRead {
   const parser = new SaxesParser({ xmlns: true, position: true });
   const stack: XmlElement[] = [];
   let root: XmlElement | undefined;
