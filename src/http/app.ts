@@ -69,8 +69,8 @@ export type Binding = 'soap11' | 'soap12' | 'http-get' | 'http-post' | 'doc' | '
 
 declare module 'fastify' {
   interface FastifyRequest {
-    /** What the access log says about the call; filled as the request is dispatched. */
-    asmx: { operation: string | null; binding: Binding };
+    /** What the access log says about the call; filled as the request is dispatched (null before). */
+    asmx: { operation: string | null; binding: Binding } | null;
   }
 }
 
@@ -94,7 +94,13 @@ function bodyBytes(request: FastifyRequest): Uint8Array {
 /** The help page needs nothing but its own inline styles and a form posting back here. */
 const HELP_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
 
-function send(reply: FastifyReply, response: WireResponse): FastifyReply {
+/** The access-log record of a dispatched request. */
+function callOf(request: FastifyRequest): { operation: string | null; binding: Binding } {
+  return (request.asmx ??= { operation: null, binding: 'none' });
+}
+
+function send(reply: FastifyReply, response: WireResponse, closeConnection = false): FastifyReply {
+  if (closeConnection) reply.header('connection', 'close');
   reply
     .code(response.status)
     .header('content-type', response.contentType)
@@ -107,6 +113,9 @@ function send(reply: FastifyReply, response: WireResponse): FastifyReply {
 
 export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   const { service, config } = options;
+  // While draining (shutdown), every answer asks the client to close its connection.
+  const draining = options.draining;
+  const respond = (reply: FastifyReply, response: WireResponse): FastifyReply => send(reply, response, draining?.() ?? false);
   const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
   const handlers = createOperationHandlers(service);
   const httpGet = config.http.httpGet;
@@ -145,7 +154,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     },
     // A path with an undecodable %-escape: http.sys's "Invalid URL" page.
     frameworkErrors: (_error, _request, reply) => {
-      send(reply, pageResponse(400));
+      respond(reply, pageResponse(400));
     },
     // Fastify's own request log would write the URL, query string (and so GET passwords) and all.
     logController: new LogController({ disableRequestLogging: true }),
@@ -166,34 +175,26 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
   app.decorateRequest('asmx', null as unknown as FastifyRequest['asmx']);
   // The access line costs a serialisation per request: decided once whether it is written at all.
   const accessLog = (app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
-  // Hooks in callback style: no promise per request on the hot path.
-  app.addHook('onRequest', (request, _reply, done) => {
-    request.asmx = { operation: null, binding: 'none' };
-    done();
-  });
+  // Hooks in callback style: no promise per request on the hot path. `request.asmx` is set by
+  // dispatch; requests refused before it (bad framing, unparsable URL) have none.
+  const NO_CALL = Object.freeze({ operation: null, binding: 'none' as const });
   app.addHook('onResponse', (request, reply, done) => {
+    const call = request.asmx ?? NO_CALL;
     if (accessLog) request.log.info(
       {
         method: request.method,
         path: splitTarget(request.url).path,
-        operation: request.asmx.operation,
-        binding: request.asmx.binding,
+        operation: call.operation,
+        binding: call.binding,
         status: reply.statusCode,
         durationMs: Math.round(reply.elapsedTime * 10) / 10,
         source: request.ip,
       },
       'request',
     );
-    options.onRequestDone?.({ operation: request.asmx.operation, binding: request.asmx.binding, statusCode: reply.statusCode, durationMs: reply.elapsedTime });
+    options.onRequestDone?.({ operation: call.operation, binding: call.binding, statusCode: reply.statusCode, durationMs: reply.elapsedTime });
     done();
   });
-  if (options.draining !== undefined) {
-    const draining = options.draining;
-    app.addHook('onSend', async (_request, reply, payload) => {
-      if (draining()) reply.header('connection', 'close');
-      return payload;
-    });
-  }
 
   /** An exception from the domain: overload is expected under attack, anything else is logged as a failure. */
   function operationFailure(request: FastifyRequest, operation: string, err: unknown): WireError {
@@ -226,9 +227,9 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
 
   async function handleSoap(request: FastifyRequest, reply: FastifyReply, query: string): Promise<FastifyReply> {
     const media = parseMediaType(request.headers['content-type']);
-    request.asmx.binding = soapTransport(media.type) === '1.2' ? 'soap12' : 'soap11';
+    callOf(request).binding = soapTransport(media.type) === '1.2' ? 'soap12' : 'soap11';
     if (media.type === 'application/json') {
-      return send(reply, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
+      return respond(reply, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
     }
     const soapAction = request.headers.soapaction;
     const decoded = decodeSoapRequest(contract, {
@@ -237,29 +238,29 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
       media,
       soapAction: Array.isArray(soapAction) ? soapAction.join(',') : soapAction,
     });
-    if (!decoded.ok) return send(reply, soapErrorResponse(decoded.version, decoded.error));
-    request.asmx.binding = decoded.version === '1.1' ? 'soap11' : 'soap12';
-    request.asmx.operation = decoded.operation.name;
+    if (!decoded.ok) return respond(reply, soapErrorResponse(decoded.version, decoded.error));
+    callOf(request).binding = decoded.version === '1.1' ? 'soap11' : 'soap12';
+    callOf(request).operation = decoded.operation.name;
     const version: SoapVersion = decoded.version;
     try {
       // Only the JSON operations read the query string of a SOAP call (Request["login"]).
       const queryValues = decoded.operation.spec.requestReads ? parseUrlEncoded(query) : FormCollection.EMPTY;
       const value = await invoke(request, decoded.operation, decoded.args, { query: queryValues, form: FormCollection.EMPTY });
-      return send(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value), decoded.operation.spec.resultCarriesSecret));
+      return respond(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value), decoded.operation.spec.resultCarriesSecret));
     } catch (err) {
-      return send(reply, soapErrorResponse(version, operationFailure(request, decoded.operation.name, err)));
+      return respond(reply, soapErrorResponse(version, operationFailure(request, decoded.operation.name, err)));
     }
   }
 
   async function handleHttpOperation(request: FastifyRequest, reply: FastifyReply, methodName: string, query: string): Promise<FastifyReply> {
     const isPost = request.method === 'POST';
-    request.asmx.binding = isPost ? 'http-post' : 'http-get';
-    const httpError = (error: WireError): FastifyReply => send(reply, httpErrorResponse(error));
+    callOf(request).binding = isPost ? 'http-post' : 'http-get';
+    const httpError = (error: WireError): FastifyReply => respond(reply, httpErrorResponse(error));
     const lookup = lookupHttpMethod(contract, methodName);
     if (!lookup.ok) return httpError(lookup.error);
     const operation = lookup.operation;
     if (!isPost && !offersHttpGet(httpGet, operation.name)) return httpError({ code: 'REQUEST_FORMAT_UNRECOGNIZED', urlEnding: `/${methodName}` });
-    request.asmx.operation = operation.name;
+    callOf(request).operation = operation.name;
     let values: FormCollection;
     let queryValues = FormCollection.EMPTY;
     let form = FormCollection.EMPTY;
@@ -276,41 +277,42 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!bound.ok) return httpError(bound.error);
     try {
       const value = await invoke(request, operation, bound.args, { query: queryValues, form });
-      return send(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
+      return respond(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
     } catch (err) {
-      return send(reply, httpErrorResponse(operationFailure(request, operation.name, err)));
+      return respond(reply, httpErrorResponse(operationFailure(request, operation.name, err)));
     }
   }
 
   function handleDocumentation(request: FastifyRequest, reply: FastifyReply, path: string, query: string): FastifyReply {
-    request.asmx.binding = 'doc';
+    callOf(request).binding = 'doc';
     const url = serviceUrl(request, path);
     const flag = query.toLowerCase();
-    if (flag === 'wsdl') return send(reply, success(XML_CONTENT_TYPE, wsdl(url)));
-    if (flag === 'disco') return send(reply, success(XML_CONTENT_TYPE, disco(url)));
+    if (flag === 'wsdl') return respond(reply, success(XML_CONTENT_TYPE, wsdl(url)));
+    if (flag === 'disco') return respond(reply, success(XML_CONTENT_TYPE, disco(url)));
     const op = parseUrlEncoded(query).get('op');
     const page = (op !== undefined ? help.operation(url, op) : undefined) ?? help.index(url);
-    return send(reply, { ...success(HTML_UTF8, page), headers: { 'content-security-policy': HELP_PAGE_CSP } });
+    return respond(reply, { ...success(HTML_UTF8, page), headers: { 'content-security-policy': HELP_PAGE_CSP } });
   }
 
   /** ASMX's own dispatch: documentation, SOAP, HTTP GET/POST, or the pipeline's HTML pages. */
   async function dispatch(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    request.asmx = { operation: null, binding: 'none' };
     const { path, query } = splitTarget(request.url);
     const lower = path.toLowerCase();
     const method = request.method === 'HEAD' ? 'GET' : request.method;
     if (lower === SERVICE_PATH_LOWER) {
       if (method === 'GET') return handleDocumentation(request, reply, path, query);
       if (method === 'POST') return handleSoap(request, reply, query);
-      return send(reply, pageResponse(405));
+      return respond(reply, pageResponse(405));
     }
     if (lower.startsWith(SERVICE_PATH_LOWER + '/')) {
-      if (method !== 'GET' && method !== 'POST') return send(reply, pageResponse(405));
+      if (method !== 'GET' && method !== 'POST') return respond(reply, pageResponse(405));
       const methodName = path.slice(SERVICE_PATH.length + 1);
       // "/Authentication.asmx/" names no method: ASP.NET fails before ASMX runs.
-      if (methodName === '') return send(reply, pageResponse(500));
+      if (methodName === '') return respond(reply, pageResponse(500));
       return handleHttpOperation(request, reply, methodName, query);
     }
-    return send(reply, pageResponse(404));
+    return respond(reply, pageResponse(404));
   }
 
   app.route({
@@ -319,7 +321,7 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     handler: dispatch,
   });
 
-  app.setNotFoundHandler((_request, reply) => send(reply, pageResponse(404)));
+  app.setNotFoundHandler((_request, reply) => respond(reply, pageResponse(404)));
 
   // Errors raised before the handler ran (body too large, slow body, bad framing).
   app.setErrorHandler(async (error: { code?: string; statusCode?: number }, request, reply) => {
@@ -333,11 +335,11 @@ export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
     if (!tooLarge && (error.statusCode ?? 500) >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
     if (lower === SERVICE_PATH_LOWER && request.method === 'POST') {
       const version = soapTransport(parseMediaType(request.headers['content-type']).type) ?? '1.1';
-      if (!tooLarge && (error.statusCode ?? 500) < 500) return send(reply, soapErrorResponse(version, { code: 'SOAP_UNREADABLE' }));
-      return send(reply, soapErrorResponse(version, wireError));
+      if (!tooLarge && (error.statusCode ?? 500) < 500) return respond(reply, soapErrorResponse(version, { code: 'SOAP_UNREADABLE' }));
+      return respond(reply, soapErrorResponse(version, wireError));
     }
-    if (lower.startsWith(SERVICE_PATH_LOWER + '/') && tooLarge) return send(reply, httpErrorResponse(wireError));
-    return send(reply, pageResponse(500));
+    if (lower.startsWith(SERVICE_PATH_LOWER + '/') && tooLarge) return respond(reply, httpErrorResponse(wireError));
+    return respond(reply, pageResponse(500));
   });
 
   await app.ready();

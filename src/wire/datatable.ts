@@ -65,26 +65,33 @@ const DIFFGRAM_ATTRS = `xmlns:msdata="${MSDATA_NS}" xmlns:diffgr="${DIFFGR_NS}"`
  * instant as `+hh:mm` (never `Z`; README "DateTime values").
  */
 export function compileDateTimeFormatter(timeZone: string): (value: Date) => string {
-  const fmt = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    timeZoneName: 'longOffset',
-  });
+  const fmt = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
+  // A zone's offset only changes on the hour (or half hour) in practice, but never within a
+  // quarter hour: the Intl lookup (slow) is done once per quarter hour seen, the rest is arithmetic.
+  const offsets = new Map<number, number>();
+  const offsetMinutes = (ms: number): number => {
+    const bucket = Math.floor(ms / 900_000);
+    let minutes = offsets.get(bucket);
+    if (minutes === undefined) {
+      const name = fmt.formatToParts(new Date(bucket * 900_000)).find((p) => p.type === 'timeZoneName')?.value ?? '';
+      const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
+      minutes = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
+      if (offsets.size >= 4096) offsets.clear();
+      offsets.set(bucket, minutes);
+    }
+    return minutes;
+  };
+  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
   return (value: Date): string => {
-    const parts: Record<string, string> = {};
-    for (const p of fmt.formatToParts(value)) parts[p.type] = p.value;
-    const year = (parts.year ?? '').padStart(4, '0');
-    const offsetMatch = /GMT([+-]\d{2}:\d{2})?/.exec(parts.timeZoneName ?? '');
-    const offset = offsetMatch?.[1] ?? '+00:00';
-    const ms = value.getUTCMilliseconds();
+    const utcMs = value.getTime();
+    const minutes = offsetMinutes(utcMs);
+    const local = new Date(utcMs + minutes * 60_000);
+    const year = String(local.getUTCFullYear()).padStart(4, '0');
+    const ms = local.getUTCMilliseconds();
     const fraction = ms === 0 ? '' : `.${String(ms).padStart(3, '0').replace(/0+$/, '')}`;
-    return `${year}-${parts.month}-${parts.day}T${parts.hour}:${parts.minute}:${parts.second}${fraction}${offset}`;
+    const abs = Math.abs(minutes);
+    const offset = `${minutes < 0 ? '-' : '+'}${two(Math.floor(abs / 60))}:${two(abs % 60)}`;
+    return `${year}-${two(local.getUTCMonth() + 1)}-${two(local.getUTCDate())}T${two(local.getUTCHours())}:${two(local.getUTCMinutes())}:${two(local.getUTCSeconds())}${fraction}${offset}`;
   };
 }
 

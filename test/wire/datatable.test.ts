@@ -39,3 +39,20 @@ describe('DataTable diffgram', () => {
     expect(writer.indented([], '  ')).toMatch(/\r\n {2}<diffgr:diffgram [^>]*\/>$/);
   });
 });
+
+describe('DateTime offsets around transitions', () => {
+  it('agrees with Intl every 7 minutes across a DST change, and at both transitions', () => {
+    const format = compileDateTimeFormatter('Europe/Berlin');
+    const intl = new Intl.DateTimeFormat('en-US', { timeZone: 'Europe/Berlin', timeZoneName: 'longOffset' });
+    for (let t = Date.UTC(2024, 2, 31, 0, 0, 0); t < Date.UTC(2024, 2, 31, 3, 0, 0); t += 7 * 60_000) {
+      const name = intl.formatToParts(new Date(t)).find((p) => p.type === 'timeZoneName')?.value ?? '';
+      expect(format(new Date(t)).endsWith(name.replace('GMT', ''))).toBe(true);
+    }
+    // 01:00 UTC on 2024-03-31 is 03:00 CEST (just after the change); 00:59 UTC is 01:59 CET.
+    expect(format(new Date(Date.UTC(2024, 2, 31, 0, 59)))).toBe('2024-03-31T01:59:00+01:00');
+    expect(format(new Date(Date.UTC(2024, 2, 31, 1, 0)))).toBe('2024-03-31T03:00:00+02:00');
+    expect(format(new Date(Date.UTC(2024, 9, 27, 0, 59, 59, 500)))).toBe('2024-10-27T02:59:59.5+02:00');
+    expect(format(new Date(Date.UTC(2024, 9, 27, 1, 0)))).toBe('2024-10-27T02:00:00+01:00');
+    expect(compileDateTimeFormatter('UTC')(new Date('0001-01-01T00:00:00Z'))).toBe('0001-01-01T00:00:00+00:00');
+  });
+});
