@@ -194,6 +194,12 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   // response carrying it is written (NORMAL could lose the last commits on power loss).
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
+  // Token lookups are the hot path: read pages through a memory map and keep a larger page
+  // cache (64 MiB) so a big token table is not read through system calls on every lookup.
+  if (!inMemory) {
+    db.pragma('mmap_size = 268435456');
+    db.pragma('cache_size = -65536');
+  }
 
   if (options.migrate ?? true) {
     applySqliteMigrations(db);

@@ -1,0 +1,572 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench` (issue 9): svcapi-auth against its ceiling and against node-soap, side by side
+ * in one run on this machine. Not part of `npm test`.
+ *
+ * Servers (all started at the beginning; their start is timed up to the first answered ?WSDL):
+ *   ceiling          bench/ceiling-server.mjs: bare node:http, a fixed ValidateUserToken answer
+ *   svcapi-auth      dist/cli/main.js serve on SQLite, one process, pinned like the ceiling
+ *   svcapi-auth (auto)   the same with --workers auto, on all cores (ValidateUser)
+ *   svcapi-auth (1p, all cores)  one process, not pinned (the mixed run)
+ *   …on PostgreSQL   the same on PostgreSQL with --pg
+ *   node-soap        bench/node-soap-server.mjs: our WSDL, the operations in memory (SOAP 1.1 only)
+ * Load: wrk (else autocannon), keep-alive, no pipelining, 16 and 64 connections, fixed
+ * durations, 3 runs per cell in rounds (every cell once per round), medians reported.
+ *
+ * Options:
+ *   --quick              1 run of 3 s per cell (development)
+ *   --runs N  --duration S  --warmup S  --connections 16,64
+ *   --only a,b           scenarios by id (vut-soap11, vut-soap12, vut-get, vut-post, whatsnew-10,
+ *                        whatsnew-100, getuserloginurl, validateuser, mixed); the ceiling's
+ *                        ValidateUserToken SOAP 1.1 always runs, as every ratio needs it
+ *   --pg [URL]           also svcapi-auth on PostgreSQL (default postgres://postgres@127.0.0.1:5432/test,
+ *                        or BENCH_PG_URL), in a fresh schema dropped afterwards
+ *   --client wrk|autocannon   force a load generator
+ *   --cli PATH           the svcapi-auth build to measure (default dist/cli/main.js)
+ *   --no-pin             do not use taskset
+ *   --no-write           print only; do not write bench/results/ nor bench/README.md
+ *   --keep               keep the temporary directory
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import process from 'node:process';
+import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { chooseClient, runLoad } from './lib/load.mjs';
+import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, run, sampleRss, treeCpu, treeHwmMb, waitIdle } from './lib/proc.mjs';
+import { buildRequest, newsRowsIn, send, tokenIn } from './lib/requests.mjs';
+import { fmt, fmtInt, fmtRatio, machineLine, median, medianOf, ratio, replaceSection, writeResults } from './lib/report.mjs';
+import { APP_ID, BENCH_LOGIN, BENCH_PASSWORD, LOGIN_URL, NEWS_LANGUAGE, newsRecords, seedService, throttleOffConfig } from './lib/seed.mjs';
+import { startServer } from './lib/servers.mjs';
+
+const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
+const ROOT = resolve(BENCH_DIR, '..');
+const RESULTS_DIR = join(BENCH_DIR, 'results');
+const DEFAULT_PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+// --- options ---
+
+function parseArgs(argv) {
+  const o = {
+    runs: 3, durationS: 5, warmupS: 1, connections: [16, 64], only: null, pg: null, client: null,
+    cli: join(ROOT, 'dist', 'cli', 'main.js'), noPin: false, write: true, keep: false,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const next = () => {
+      const v = argv[++i];
+      if (v === undefined) throw new Error(`${a} needs a value`);
+      return v;
+    };
+    if (a === '--quick') Object.assign(o, { runs: 1, durationS: 3, warmupS: 1 });
+    else if (a === '--runs') o.runs = Number(next());
+    else if (a === '--duration') o.durationS = Number(next());
+    else if (a === '--warmup') o.warmupS = Number(next());
+    else if (a === '--connections') o.connections = next().split(',').map(Number);
+    else if (a === '--only') o.only = next().split(',').map((s) => s.trim()).filter(Boolean);
+    else if (a === '--pg') o.pg = argv[i + 1] !== undefined && /^postgres(ql)?:\/\//.test(argv[i + 1]) ? next() : DEFAULT_PG_URL;
+    else if (a === '--client') o.client = next();
+    else if (a === '--cli') o.cli = resolve(next());
+    else if (a === '--no-pin') o.noPin = true;
+    else if (a === '--no-write') o.write = false;
+    else if (a === '--keep') o.keep = true;
+    else if (a === '--help' || a === '-h') {
+      process.stdout.write(`${readHeader()}\n`);
+      process.exit(0);
+    } else throw new Error(`unknown argument ${a} (see --help)`);
+  }
+  if (!(o.runs >= 1) || !(o.durationS > 0) || o.connections.some((c) => !(c >= 1))) throw new Error('bad --runs / --duration / --connections');
+  return o;
+}
+
+function readHeader() {
+  return 'usage: node bench/bench.mjs [--quick] [--runs N] [--duration S] [--warmup S] [--connections 16,64] [--only ids] [--pg [URL]]\n' +
+    '                              [--client wrk|autocannon] [--cli PATH] [--no-pin] [--no-write] [--keep]\n' +
+    'Scenarios: vut-soap11 vut-soap12 vut-get vut-post whatsnew-10 whatsnew-100 getuserloginurl validateuser mixed';
+}
+
+// --- scenarios ---
+
+/**
+ * `servers`: the roles that run it. `expect(body)` checks one answer before the load.
+ * `ref`: the node-soap scenario it is compared with (node-soap only speaks SOAP 1.1).
+ */
+function scenarios(token) {
+  const vut = (binding) => ({ op: 'ValidateUserToken', binding, args: { token }, expect: (b) => />true</.test(b) });
+  const wn = (qty) => ({
+    op: 'WhatsNew', binding: 'soap11', args: { AppToken: '', AppID: APP_ID, AppVersion: '', Language: NEWS_LANGUAGE, qtyNews: qty },
+    expect: (b) => newsRowsIn(b) === qty,
+  });
+  return [
+    { id: 'vut-soap11', title: 'ValidateUserToken SOAP 1.1', ...vut('soap11'), servers: ['ceiling', 'svcapi', 'svcapi-pg', 'node-soap'], ref: 'vut-soap11' },
+    { id: 'vut-soap12', title: 'ValidateUserToken SOAP 1.2', ...vut('soap12'), servers: ['svcapi', 'svcapi-pg'], ref: 'vut-soap11' },
+    { id: 'vut-get', title: 'ValidateUserToken HTTP GET', ...vut('http-get'), servers: ['svcapi', 'svcapi-pg'], ref: 'vut-soap11' },
+    { id: 'vut-post', title: 'ValidateUserToken HTTP POST', ...vut('http-post'), servers: ['svcapi', 'svcapi-pg'], ref: 'vut-soap11' },
+    { id: 'whatsnew-10', title: 'WhatsNew, 10 rows (SOAP 1.1)', ...wn(10), servers: ['svcapi', 'svcapi-pg', 'node-soap'], ref: 'whatsnew-10' },
+    { id: 'whatsnew-100', title: 'WhatsNew, 100 rows (SOAP 1.1)', ...wn(100), servers: ['svcapi', 'svcapi-pg', 'node-soap'], ref: 'whatsnew-100' },
+    {
+      id: 'getuserloginurl', title: 'GetUserLoginURL (SOAP 1.1)', op: 'GetUserLoginURL', binding: 'soap11', args: { token, AppID: APP_ID },
+      expect: (b) => /ticket=[0-9a-f-]{36}/.test(b), servers: ['svcapi', 'svcapi-pg', 'node-soap'], ref: 'getuserloginurl',
+    },
+    {
+      id: 'validateuser', title: 'ValidateUser, correct password (SOAP 1.1)', op: 'ValidateUser', binding: 'soap11',
+      args: { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' },
+      expect: (b) => tokenIn(b) !== null, servers: ['svcapi-auto', 'svcapi-pg-auto'], ref: null, timeoutS: 60,
+      // Every answer is checked: only successful logins are a fair comparison with raw argon2id.
+      check: { js: /<ValidateUserResult>[0-9a-f-]{36}</, lua: '<ValidateUserResult>%x+%-%x+%-%x+%-%x+%-%x+<' },
+    },
+  ];
+}
+
+const ROLE_LABEL = {
+  ceiling: 'ceiling (bare node:http)',
+  svcapi: 'svcapi-auth SQLite',
+  'svcapi-pg': 'svcapi-auth PostgreSQL',
+  'svcapi-auto': 'svcapi-auth SQLite, --workers auto',
+  'svcapi-pg-auto': 'svcapi-auth PostgreSQL, --workers auto',
+  'svcapi-mixed': 'svcapi-auth SQLite, 1 process, all cores',
+  'node-soap': 'node-soap (in memory)',
+};
+
+// --- main ---
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  if (!existsSync(o.cli)) throw new Error(`${o.cli} does not exist: run npm run build first (npm run bench does)`);
+  const { OPERATIONS } = await import(pathToFileURL(join(dirname(o.cli), '..', 'contract', 'operations.js')).href);
+  const client = chooseClient(o.client);
+  const layout = cpuLayout(o.noPin);
+  const machine = machineInfo();
+  const startedAt = new Date().toISOString();
+  const loadStart = loadAverage();
+  const log = (text) => process.stderr.write(`${text}\n`);
+  log(`bench: ${machine.cpuModel}, ${machine.cores} cores, Node ${machine.node}, load generator ${client}, ` +
+    `${layout.pinned ? `servers on core ${layout.server}, load on core ${layout.load}` : `not pinned (${layout.reason})`}, load average ${loadStart.join(' ')}`);
+  if (machine.cores < 2) log('bench: one core only: server and load generator share it, figures are not comparable with a 2-core run');
+
+  const tmp = await mkdtemp(join(tmpdir(), 'svcapi-bench-'));
+  const cleanups = [];
+  const onSignal = () => {
+    killAll();
+    process.exit(130);
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+
+  try {
+    // --- seed ---
+    const t0 = Date.now();
+    const sqliteDb = `sqlite:${join(tmp, 'bench.db')}`;
+    const { passwordHash } = await seedService({ cliPath: o.cli, db: sqliteDb, tmpDir: tmp });
+    let pgDb = null;
+    if (o.pg !== null) {
+      const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
+      const url = new URL(o.pg);
+      url.searchParams.set('schema', schema);
+      pgDb = url.toString();
+      cleanups.push(() => dropPgSchema(o.pg, schema, log));
+      await seedService({ cliPath: o.cli, db: pgDb, tmpDir: tmp });
+    }
+    const throttle = await throttleOffConfig(o.cli, tmp);
+    log(`bench: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s; brute-force throttling: ${throttle.note}`);
+
+    // --- servers ---
+    const serviceEnv = {
+      ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
+      ...(throttle.file !== null && { SVCAPI_CONFIG: throttle.file }),
+    };
+    const serve = (db, extra = []) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn', ...extra];
+    const selected = (id) => o.only === null || o.only.includes(id);
+    const all = scenarios('00000000-0000-0000-0000-000000000000');
+    const wanted = new Set(['ceiling']);
+    for (const s of all) {
+      if (!selected(s.id)) continue;
+      for (const role of s.servers) if ((!role.startsWith('svcapi-pg') || pgDb !== null)) wanted.add(role);
+    }
+    if (selected('mixed')) wanted.add('svcapi-mixed');
+    // The comparisons need the reference cells: node-soap's ValidateUserToken for every binding.
+    if ([...wanted].some((r) => r.startsWith('svcapi')) && [...all].some((s) => selected(s.id) && s.op === 'ValidateUserToken')) wanted.add('node-soap');
+
+    const servers = {};
+    const start = async (role, spec) => {
+      if (!wanted.has(role)) return;
+      log(`bench: starting ${ROLE_LABEL[role]}`);
+      servers[role] = await startServer({ name: ROLE_LABEL[role], ...spec });
+      cleanups.push(() => servers[role].stop());
+      log(`bench:   ready in ${servers[role].readyMs.toFixed(0)} ms at ${servers[role].url}`);
+    };
+    await start('svcapi', { args: serve(sqliteDb), env: serviceEnv, cpu: layout.server, cwd: ROOT });
+    await start('svcapi-auto', { args: serve(sqliteDb, ['--workers', 'auto']), env: serviceEnv, cwd: ROOT });
+    await start('svcapi-mixed', { args: serve(sqliteDb), env: serviceEnv, cwd: ROOT });
+    if (pgDb !== null) {
+      await start('svcapi-pg', { args: serve(pgDb), env: serviceEnv, cpu: layout.server, cwd: ROOT });
+      await start('svcapi-pg-auto', { args: serve(pgDb, ['--workers', 'auto']), env: serviceEnv, cwd: ROOT });
+    }
+    await start('ceiling', { args: [join(BENCH_DIR, 'ceiling-server.mjs'), '--port', '0'], cpu: layout.server });
+
+    // A token from the service itself (ValidateUser), valid on every svcapi server (shared store).
+    const any = servers.svcapi ?? servers['svcapi-auto'] ?? servers['svcapi-mixed'] ?? servers['svcapi-pg'] ?? servers['svcapi-pg-auto'];
+    const tokenFor = async (server) => {
+      if (server === undefined) return '00000000-0000-0000-0000-000000000000';
+      const answer = await send(server.origin, buildRequest(OPERATIONS, 'soap11', 'ValidateUser', { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' }));
+      const token = tokenIn(answer.body);
+      if (token === null) throw new Error(`ValidateUser did not return a token (HTTP ${answer.status}): ${answer.body}`);
+      return token;
+    };
+    const sqliteToken = await tokenFor(any && !any.name.includes('PostgreSQL') ? any : undefined);
+    const pgToken = pgDb !== null ? await tokenFor(servers['svcapi-pg'] ?? servers['svcapi-pg-auto']) : null;
+
+    if (wanted.has('node-soap')) {
+      const wsdlFile = join(tmp, 'Authentication.wsdl');
+      const wsdlSource = any ?? servers.ceiling;
+      const wsdl = await (await globalThis.fetch(`${wsdlSource.url}?WSDL`)).text();
+      if (!wsdl.includes('wsdl:definitions')) throw new Error('could not fetch the WSDL from svcapi-auth for node-soap');
+      await writeFile(wsdlFile, wsdl);
+      const news = newsRecords(100).map((n, i) => ({
+        NewsID: i + 1, AppID: n.appId, Title: n.title, Body: n.body, Language: n.language, Url: n.url,
+        PublishedAt: n.publishedAt.replace('Z', '+00:00'),
+      }));
+      const fixture = join(tmp, 'node-soap-fixture.json');
+      await writeFile(fixture, JSON.stringify({ wsdlFile, login: BENCH_LOGIN, passwordHash, appId: APP_ID, loginUrl: LOGIN_URL, tokens: [sqliteToken], news }));
+      await start('node-soap', { args: [join(BENCH_DIR, 'node-soap-server.mjs'), fixture, '--port', '0'], cpu: layout.server, cwd: ROOT });
+    }
+
+    // --- cells ---
+    const cells = [];
+    for (const s of scenarios(sqliteToken)) {
+      for (const role of s.servers) {
+        if (!servers[role]) continue;
+        // The ceiling's and node-soap's ValidateUserToken SOAP 1.1 always run: every ratio needs them.
+        if (!selected(s.id) && !(s.id === 'vut-soap11' && (role === 'ceiling' || role === 'node-soap'))) continue;
+        const token = role.startsWith('svcapi-pg') ? pgToken : sqliteToken;
+        const args = 'token' in s.args ? { ...s.args, token } : s.args;
+        const req = buildRequest(OPERATIONS, s.binding, s.op, args);
+        for (const connections of o.connections) {
+          cells.push({ scenario: s, role, server: servers[role], req, connections, runs: [], skipped: null });
+        }
+      }
+    }
+
+    // One answer of each cell, checked, before any load (the ceiling answers "true" to anything).
+    for (const cell of cells) {
+      if (cell.connections !== o.connections[0]) continue;
+      const answer = await send(cell.server.origin, cell.req);
+      if (answer.status !== 200 || !cell.scenario.expect(answer.body)) {
+        const why = `check failed: HTTP ${answer.status}: ${answer.body.slice(0, 300)}`;
+        for (const c of cells) if (c.scenario === cell.scenario && c.role === cell.role) c.skipped = why;
+        log(`bench: ${cell.scenario.id} on ${cell.role}: ${why} (skipped)`);
+      }
+    }
+
+    const argonRuns = [];
+    const mixedRuns = [];
+    const runsTotal = cells.filter((c) => c.skipped === null).length + (selected('mixed') && servers['svcapi-mixed'] ? 2 : 0);
+    const estimate = o.runs * runsTotal * o.durationS + runsTotal * o.warmupS + (selected('validateuser') ? o.runs * o.durationS : 0);
+    log(`bench: ${runsTotal} cells × ${o.runs} run(s) × ${o.durationS} s: about ${Math.ceil(estimate / 60)} min`);
+
+    for (let round = 1; round <= o.runs; round++) {
+      log(`bench: round ${round}/${o.runs}`);
+      let argonMeasured = false;
+      for (const cell of cells) {
+        if (cell.skipped !== null) continue;
+        // The raw argon2id rate right before the logins it is compared with (the machine's load changes).
+        if (cell.scenario.id === 'validateuser' && !argonMeasured) {
+          argonMeasured = true;
+          argonRuns.push(await argon2Rate(passwordHash, o.durationS, machine.cores));
+          log(`bench:   raw argon2id: ${fmt(argonRuns.at(-1).rate)} verifications/s on ${argonRuns.at(-1).threads} threads, ${fmt(argonRuns.at(-1).cpuMsPerVerification)} ms CPU each`);
+        }
+        const loadOptions = {
+          origin: cell.server.origin, req: cell.req, connections: cell.connections, cpu: cell.role.endsWith('auto') ? null : layout.load,
+          check: cell.scenario.check ?? null, timeoutS: cell.scenario.timeoutS ?? 10, client, tmpDir: tmp,
+        };
+        if (round === 1 && o.warmupS > 0) {
+          await runLoad({ ...loadOptions, durationS: o.warmupS });
+          await waitIdle(cell.server.pid);
+        }
+        const result = await measure(cell.server, () => runLoad({ ...loadOptions, durationS: o.durationS }));
+        await waitIdle(cell.server.pid);
+        cell.runs.push(result);
+        log(`bench:   ${cell.scenario.id.padEnd(16)} ${cell.role.padEnd(14)} c=${String(cell.connections).padEnd(3)} ${fmtInt(result.rps).padStart(7)} req/s  ` +
+          `p50 ${fmt(result.p50Ms)} ms  p99 ${fmt(result.p99Ms)} ms  rss ${fmt(result.rssMb)} MB  cpu ${fmt(result.cpuUsPerReq)} µs/req` +
+          `${result.non2xx + result.errors > 0 ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ''}` +
+          `${result.checked ? `  (${result.checked.ok} ok, ${result.checked.bad} failed logins${result.checked.bad > 0 ? `; first: ${result.checked.firstBad.slice(0, 160)}` : ''})` : ''}`);
+      }
+      if (selected('mixed') && servers['svcapi-mixed']) {
+        mixedRuns.push(await mixedRun(servers['svcapi-mixed'], OPERATIONS, sqliteToken, layout, client, tmp, o, round === 1, log));
+      }
+    }
+
+    const loadEnd = loadAverage();
+    const results = summarise({ o, cells, servers, argonRuns, mixedRuns, machine, layout, client, startedAt, loadStart, loadEnd, throttle, pg: pgDb !== null });
+    const markdown = renderMarkdown(results);
+    process.stdout.write(`\n${markdown}`);
+    if (o.write) {
+      const files = await writeResults(RESULTS_DIR, '', results, markdown);
+      await replaceSection(join(BENCH_DIR, 'README.md'), 'bench:latest', markdown.replace(/^# .*\n/, ''));
+      log(`bench: wrote ${files.join(', ')} and bench/README.md`);
+    }
+  } finally {
+    for (const c of cleanups.reverse()) {
+      try {
+        await c();
+      } catch (error) {
+        log(`bench: cleanup: ${error.message}`);
+      }
+    }
+    killAll();
+    if (o.keep) log(`bench: kept ${tmp}`);
+    else await rm(tmp, { recursive: true, force: true });
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
+
+/** The machine's raw argon2id rate (bench/argon2-rate.mjs: one worker thread per core), on the benchmark user's hash. */
+async function argon2Rate(passwordHash, seconds, cores) {
+  const r = await run(process.execPath, [join(BENCH_DIR, 'argon2-rate.mjs'), '--hash', passwordHash, '--password-env', 'BENCH_ARGON2_PASSWORD', '--seconds', String(seconds)], {
+    env: { ...process.env, BENCH_ARGON2_PASSWORD: BENCH_PASSWORD, UV_THREADPOOL_SIZE: String(Math.max(4, cores)) },
+  });
+  const m = /^BENCH_RESULT (.+)$/m.exec(r.stdout);
+  if (!m) throw new Error(`argon2-rate failed:\n${r.stdout}${r.stderr}`);
+  return JSON.parse(m[1]);
+}
+
+/** Runs `load` while measuring the server's CPU time and sampling its RSS. */
+async function measure(server, load) {
+  const cpuBefore = treeCpu(server.pid);
+  const rss = sampleRss(server.pid);
+  const result = await load();
+  const cpuSeconds = cpuDelta(cpuBefore, treeCpu(server.pid));
+  const { peakProcessMb, peakTreeMb } = rss.stop();
+  return {
+    ...result,
+    cpuSeconds,
+    cpuUsPerReq: result.requests > 0 ? (cpuSeconds * 1e6) / result.requests : null,
+    rssMb: peakProcessMb,
+    rssTreeMb: peakTreeMb,
+    loadavg: loadAverage(),
+  };
+}
+
+/**
+ * ValidateUserToken (SOAP 1.1, 16 connections) alone, then again while a second load generator
+ * floods ValidateUser (correct password, 16 connections), on one svcapi-auth process that may
+ * use every core (the default hashing capacity leaves one core to the event loop).
+ */
+async function mixedRun(server, OPERATIONS, token, layout, client, tmpDir, o, warm, log) {
+  const vut = buildRequest(OPERATIONS, 'soap11', 'ValidateUserToken', { token });
+  const vu = buildRequest(OPERATIONS, 'soap11', 'ValidateUser', { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' });
+  const base = { origin: server.origin, connections: 16, cpu: layout.load, client, tmpDir };
+  if (warm && o.warmupS > 0) await runLoad({ ...base, req: vut, durationS: o.warmupS });
+  const idle = await measure(server, () => runLoad({ ...base, req: vut, durationS: o.durationS }));
+  await waitIdle(server.pid);
+  let flood = null;
+  const busy = await measure(server, async () => {
+    const [tokenLoad, floodLoad] = await Promise.all([
+      runLoad({ ...base, req: vut, durationS: o.durationS }),
+      runLoad({ ...base, req: vu, durationS: o.durationS, timeoutS: 60, check: { js: /<ValidateUserResult>[0-9a-f-]{36}</, lua: '<ValidateUserResult>%x+%-%x+%-%x+%-%x+%-%x+<' } }),
+    ]);
+    flood = floodLoad;
+    return tokenLoad;
+  });
+  await waitIdle(server.pid);
+  log(`bench:   mixed: ValidateUserToken p99 ${fmt(idle.p99Ms)} ms idle, ${fmt(busy.p99Ms)} ms during the flood ` +
+    `(${fmtInt(idle.rps)} → ${fmtInt(busy.rps)} req/s; ValidateUser ${fmt(flood.rps)} req/s, ${flood.checked?.bad ?? 0} failed)`);
+  return { idle, busy, flood };
+}
+
+// --- summary ---
+
+const FIELDS = ['rps', 'okRps', 'p50Ms', 'p90Ms', 'p99Ms', 'maxMs', 'rssMb', 'rssTreeMb', 'cpuUsPerReq', 'requests', 'non2xx', 'errors'];
+
+function summarise({ o, cells, servers, argonRuns, mixedRuns, machine, layout, client, startedAt, loadStart, loadEnd, throttle, pg }) {
+  const rows = cells.map((c) => ({
+    scenario: c.scenario.id, title: c.scenario.title, role: c.role, server: ROLE_LABEL[c.role], connections: c.connections,
+    skipped: c.skipped, median: c.runs.length > 0 ? medianOf(c.runs, FIELDS) : null,
+    failedLogins: c.scenario.check ? c.runs.reduce((n, r) => n + (r.checked?.bad ?? 0), 0) : null,
+    firstFailure: c.runs.map((r) => r.checked?.firstBad ?? '').find((t) => t !== '')?.slice(0, 120) ?? null,
+    runs: c.runs,
+  }));
+  const find = (scenario, role, connections) => rows.find((r) => r.scenario === scenario && r.role === role && r.connections === connections)?.median ?? null;
+  const argonRate = median(argonRuns.map((r) => r.rate));
+  const argonCpuMs = median(argonRuns.map((r) => r.cpuMsPerVerification));
+  for (const r of rows) {
+    if (r.median === null) continue;
+    const s = scenarios('x').find((x) => x.id === r.scenario);
+    const ceiling = find('vut-soap11', 'ceiling', r.connections);
+    const nodeSoap = s.ref === null ? null : find(s.ref, 'node-soap', r.connections);
+    const rel = (base) => (base === null ? null : {
+      rps: ratio(r.median.rps, base.rps), p50: ratio(r.median.p50Ms, base.p50Ms), p99: ratio(r.median.p99Ms, base.p99Ms),
+      rss: ratio(r.median.rssMb, base.rssMb), cpu: ratio(r.median.cpuUsPerReq, base.cpuUsPerReq),
+    });
+    r.vsCeiling = rel(ceiling);
+    r.vsNodeSoap = r.role === 'node-soap' && s.ref === r.scenario ? rel(r.median) : rel(nodeSoap);
+    r.nodeSoapRef = s.ref;
+    // Only successful logins count: a refused one (server busy) costs no verification.
+    if (r.scenario === 'validateuser') {
+      r.vsArgon2 = ratio(r.median.okRps, argonRate);
+      // Less sensitive to other load on the machine: CPU of one raw verification / the service's CPU per login.
+      r.vsArgon2Cpu = ratio(argonCpuMs === null ? null : argonCpuMs * 1000, r.median.cpuUsPerReq);
+    }
+  }
+  const mixed = mixedRuns.length === 0 ? null : {
+    server: ROLE_LABEL['svcapi-mixed'],
+    idle: medianOf(mixedRuns.map((m) => m.idle), FIELDS),
+    busy: medianOf(mixedRuns.map((m) => m.busy), FIELDS),
+    flood: medianOf(mixedRuns.map((m) => m.flood), ['rps', 'p50Ms', 'p99Ms', 'requests', 'non2xx', 'errors']),
+    failedLogins: mixedRuns.reduce((n, m) => n + (m.flood.checked?.bad ?? 0), 0),
+    runs: mixedRuns,
+  };
+  if (mixed) mixed.p99Ratio = ratio(mixed.busy.p99Ms, mixed.idle.p99Ms);
+  const serverInfo = Object.fromEntries(Object.entries(servers).map(([role, s]) => [role, { label: ROLE_LABEL[role], readyMs: s.readyMs, peakRssMb: treeHwmMb(s.pid) }]));
+  const results = {
+    startedAt, finishedAt: new Date().toISOString(), machine, layout, client, loadavg: { start: loadStart, end: loadEnd },
+    options: { runs: o.runs, durationS: o.durationS, warmupS: o.warmupS, connections: o.connections, only: o.only, pg, cli: o.cli },
+    throttle: throttle.note, servers: serverInfo, argon2: { rate: argonRate, cpuMsPerVerification: argonCpuMs, runs: argonRuns }, rows, mixed,
+  };
+  results.targets = evaluateTargets(results, find);
+  return results;
+}
+
+function evaluateTargets(results, find) {
+  const targets = [];
+  const add = (name, met, figure) => targets.push({ name, met, figure });
+  const conns = results.options.connections;
+  const rowsOf = (scenario, role) => conns.map((c) => ({ c, m: find(scenario, role, c) })).filter((x) => x.m !== null);
+  const svc = rowsOf('vut-soap11', 'svcapi');
+  if (svc.length > 0) {
+    const parts = svc.map(({ c, m }) => ({ c, r: ratio(m.rps, find('vut-soap11', 'ceiling', c)?.rps), n: ratio(m.rps, find('vut-soap11', 'node-soap', c)?.rps) }));
+    add('ValidateUserToken SOAP 1.1 ≥ 0.6× the ceiling\'s req/s', parts.every((p) => p.r !== null && p.r >= 0.6),
+      parts.map((p) => `${fmtRatio(p.r)} at ${p.c} conns`).join(', '));
+    add('ValidateUserToken SOAP 1.1 ≥ 2× node-soap\'s req/s', parts.every((p) => p.n !== null && p.n >= 2),
+      parts.map((p) => `${fmtRatio(p.n)} at ${p.c} conns`).join(', '));
+    const at64 = find('vut-soap11', 'svcapi', 64);
+    add('ValidateUserToken SOAP 1.1 p99 < 10 ms at 64 connections', at64 !== null && at64.p99Ms < 10, at64 === null ? 'not measured' : `${fmt(at64.p99Ms)} ms`);
+    const others = ['vut-soap12', 'vut-get', 'vut-post'].flatMap((id) => rowsOf(id, 'svcapi').map(({ c, m }) => ({ id, c, r: ratio(m.rps, find('vut-soap11', 'svcapi', c)?.rps) })));
+    if (others.length > 0) {
+      add('SOAP 1.2, GET and POST within 10% of SOAP 1.1 (at least 0.9× its req/s)', others.every((p) => p.r !== null && p.r >= 0.9),
+        others.map((p) => `${p.id.replace('vut-', '')} ${fmtRatio(p.r)} @${p.c}`).join(', '));
+    }
+  }
+  const wn = rowsOf('whatsnew-100', 'svcapi');
+  if (wn.length > 0) {
+    const parts = wn.map(({ c, m }) => ({ c, r: ratio(m.rps, find('vut-soap11', 'ceiling', c)?.rps) }));
+    add('WhatsNew 100 rows ≥ 0.25× the ceiling', parts.every((p) => p.r !== null && p.r >= 0.25), parts.map((p) => `${fmtRatio(p.r)} at ${p.c} conns`).join(', '));
+  }
+  const vu = results.rows.filter((r) => r.scenario === 'validateuser' && r.role === 'svcapi-auto' && r.median !== null);
+  if (vu.length > 0) {
+    add('ValidateUser ≥ 0.9× the raw argon2id rate (--workers auto)', vu.every((r) => r.vsArgon2 !== null && r.vsArgon2 >= 0.9 && r.failedLogins === 0),
+      `${vu.map((r) => `${fmt(r.median.okRps)} logins/s = ${fmtRatio(r.vsArgon2)} at ${r.connections} conns`).join(', ')} (raw ${fmt(results.argon2.rate)}/s); ` +
+      `by CPU: ${vu.map((r) => `${fmtRatio(r.vsArgon2Cpu)}`).join(', ')} (raw ${fmt(results.argon2.cpuMsPerVerification)} ms per verification)` +
+      `${vu.some((r) => r.failedLogins > 0) ? `; ${vu.reduce((n, r) => n + r.failedLogins, 0)} logins failed` : ''}`);
+  }
+  if (results.mixed) {
+    add('ValidateUserToken p99 during a ValidateUser flood ≤ 2× idle', results.mixed.p99Ratio !== null && results.mixed.p99Ratio <= 2,
+      `${fmt(results.mixed.busy.p99Ms)} ms vs ${fmt(results.mixed.idle.p99Ms)} ms idle = ${fmtRatio(results.mixed.p99Ratio)}`);
+  }
+  const scale = readScale();
+  add('10 million tokens: ValidateUserToken within 15% of the empty store', scale === null ? null : scale.ratio >= 0.85,
+    scale === null ? 'not measured here: npm run bench:scale' : `${fmtRatio(scale.ratio)} (bench:scale of ${scale.startedAt})`);
+  const svcRows = results.rows.filter((r) => r.role.startsWith('svcapi') && r.median !== null);
+  const rssMax = Math.max(0, ...svcRows.map((r) => r.median.rssMb), ...(results.mixed ? [results.mixed.busy.rssMb] : []));
+  add('Peak RSS under load ≤ 150 MB per process', svcRows.length > 0 ? rssMax <= 150 : null, `${fmt(rssMax)} MB at most`);
+  const readies = Object.entries(results.servers).filter(([role]) => role.startsWith('svcapi'));
+  add('Ready to serve within 1 s of start', readies.length > 0 ? readies.every(([, s]) => s.readyMs <= 1000) : null,
+    readies.map(([, s]) => `${s.label} ${fmtInt(s.readyMs)} ms`).join(', '));
+  return targets;
+}
+
+function readScale() {
+  const file = join(RESULTS_DIR, 'scale-latest.json');
+  if (!existsSync(file)) return null;
+  try {
+    const scale = JSON.parse(readFileSync(file, 'utf8'));
+    return { ratio: scale.ratio, startedAt: scale.startedAt };
+  } catch {
+    return null;
+  }
+}
+
+// --- markdown ---
+
+function cellText(value, rel, key, digits) {
+  const v = digits === 0 ? fmtInt(value) : fmt(value, digits);
+  if (!rel) return v;
+  const parts = [];
+  if (rel.c && rel.c[key] !== null && rel.c[key] !== undefined) parts.push(`${fmtRatio(rel.c[key])}c`);
+  if (rel.n && rel.n[key] !== null && rel.n[key] !== undefined) parts.push(`${fmtRatio(rel.n[key])}n`);
+  return parts.length === 0 ? v : `${v} (${parts.join(' ')})`;
+}
+
+export function renderMarkdown(r) {
+  const lines = [];
+  lines.push('# svcapi-auth benchmark', '');
+  lines.push(`Run of ${r.startedAt} (${r.options.runs} run(s) of ${r.options.durationS} s per cell, medians; keep-alive, no pipelining).`, '');
+  lines.push(`**Machine:** ${machineLine(r.machine, r.layout, r.loadavg.start, r.loadavg.end, r.client)}.`, '');
+  lines.push('Each figure is followed by its ratio to the ceiling (`c`, the same connections, ValidateUserToken SOAP 1.1) and to node-soap ' +
+    '(`n`, the same scenario and connections; node-soap serves SOAP 1.1 only, so SOAP 1.2 / GET / POST are compared with its SOAP 1.1 ' +
+    'figure). RSS is the highest resident set of one process during the cell; CPU is the server\'s (all its processes\') user+system ' +
+    'time per answered request.', '');
+  lines.push('| Scenario | Server | Conns | req/s | p50 ms | p99 ms | peak RSS MB | CPU µs/req | notes |');
+  lines.push('|---|---|---:|---:|---:|---:|---:|---:|---|');
+  for (const row of r.rows) {
+    if (row.median === null) {
+      lines.push(`| ${row.title} | ${row.server} | ${row.connections} | – | – | – | – | – | ${row.skipped ?? 'not run'} |`);
+      continue;
+    }
+    const rel = { c: row.role === 'ceiling' ? null : row.vsCeiling, n: row.role === 'node-soap' ? null : row.vsNodeSoap };
+    const notes = [];
+    if (row.scenario === 'validateuser') {
+      notes.push(`${fmt(row.median.okRps)} successful logins/s = ${fmtRatio(row.vsArgon2)} the raw argon2id rate (${fmt(r.argon2.rate)}/s); ` +
+        `CPU per login = raw verification ÷ ${fmt(1 / row.vsArgon2Cpu)} (${fmtRatio(row.vsArgon2Cpu)})`);
+    }
+    if (row.failedLogins) notes.push(`${row.failedLogins} logins failed in all runs${row.firstFailure ? ` (${row.firstFailure})` : ''}`);
+    if (row.median.non2xx > 0 || row.median.errors > 0) notes.push(`${fmtInt(row.median.non2xx)} non-2xx, ${fmtInt(row.median.errors)} errors`);
+    if (row.role === 'node-soap') notes.push('in memory, SOAP 1.1 only');
+    if (row.role !== 'node-soap' && row.nodeSoapRef !== row.scenario && row.nodeSoapRef !== null && row.vsNodeSoap) notes.push('n: vs node-soap SOAP 1.1');
+    lines.push(`| ${row.title} | ${row.server} | ${row.connections} | ${cellText(row.median.rps, rel, 'rps', 0)} | ${cellText(row.median.p50Ms, rel, 'p50', 2)} | ` +
+      `${cellText(row.median.p99Ms, rel, 'p99', 2)} | ${cellText(row.median.rssMb, rel, 'rss', 1)} | ${cellText(row.median.cpuUsPerReq, rel, 'cpu', 1)} | ${notes.join('; ')} |`);
+  }
+  if (r.mixed) {
+    const m = r.mixed;
+    lines.push(`| ValidateUserToken SOAP 1.1, idle | ${m.server} | 16 | ${fmtInt(m.idle.rps)} | ${fmt(m.idle.p50Ms)} | ${fmt(m.idle.p99Ms)} | ${fmt(m.idle.rssMb, 1)} | ${fmt(m.idle.cpuUsPerReq, 1)} | mixed run, baseline |`);
+    lines.push(`| ValidateUserToken SOAP 1.1, during a ValidateUser flood (16 conns) | ${m.server} | 16 | ${fmtInt(m.busy.rps)} | ${fmt(m.busy.p50Ms)} | ${fmt(m.busy.p99Ms)} | ` +
+      `${fmt(m.busy.rssMb, 1)} | – | p99 ${fmtRatio(m.p99Ratio)} idle; flood ${fmt(m.flood.rps)} logins/s${m.failedLogins ? `, ${m.failedLogins} failed` : ''} |`);
+  }
+  lines.push('');
+  if (r.argon2.rate !== null) {
+    lines.push(`Raw argon2id (m=19456, t=2, p=1; ${r.argon2.runs[0]?.threads} worker threads, the user's own hash, measured right before the ValidateUser cells of each round): ` +
+      `**${fmt(r.argon2.rate)} verifications/s**, ${fmt(r.argon2.cpuMsPerVerification)} ms of CPU each.`, '');
+  }
+  lines.push('Start to first answered `?WSDL`: ' + Object.values(r.servers).map((s) => `${s.label} ${fmtInt(s.readyMs)} ms`).join('; ') + '.', '');
+  lines.push(`Brute-force throttling for the run: ${r.throttle}.`, '');
+  lines.push('## Targets', '');
+  lines.push('| Target | Met | Figure |', '|---|---|---|');
+  for (const t of r.targets) lines.push(`| ${t.name} | ${t.met === null ? 'n/a' : t.met ? 'met' : '**not met**'} | ${t.figure} |`);
+  lines.push('');
+  if (r.loadavg.start[0] > 0.5 || r.loadavg.end[0] > 0.5) {
+    lines.push(`> The machine was not idle (load average ${r.loadavg.start.join(' ')} → ${r.loadavg.end.join(' ')}): these figures are noisy.`, '');
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+async function dropPgSchema(baseUrl, schema, log) {
+  const { default: pg } = await import('pg');
+  const url = new URL(baseUrl);
+  url.searchParams.delete('schema');
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    log(`bench: dropped PostgreSQL schema ${schema}`);
+  } finally {
+    await client.end();
+  }
+}
+
+main().catch((error) => {
+  process.stderr.write(`bench: ${error.stack ?? error}\n`);
+  killAll();
+  process.exit(1);
+});
