@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough, Readable, Writable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { createAuthService } from '../../src/domain/service.js';
@@ -9,39 +9,13 @@ import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { ctx } from '../support/domain-fakes.js';
+import { runCliCaptured, sink } from '../support/run-cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svcapi-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let counter = 0;
 
-interface RunResult {
-  code: number;
-  out: string;
-  err: string;
-}
-
-type Stdin = NodeJS.ReadableStream & { isTTY?: boolean };
-
-function sink(): { stream: Writable; text: () => string } {
-  let text = '';
-  return {
-    stream: new Writable({
-      write(chunk: Buffer | string, _encoding, callback) {
-        text += chunk.toString();
-        callback();
-      },
-    }),
-    text: () => text,
-  };
-}
-
-async function run(args: string[], options: { stdin?: string | Stdin; env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<RunResult> {
-  const out = sink();
-  const err = sink();
-  const stdin: Stdin = typeof options.stdin === 'string' ? Readable.from([Buffer.from(options.stdin)]) : options.stdin ?? Readable.from([]);
-  const code = await runCli(args, { stdin, stdout: out.stream, stderr: err.stream, env: options.env ?? {}, ...(options.signal && { signal: options.signal }) });
-  return { code, out: out.text(), err: err.text() };
-}
+const run = runCliCaptured;
 
 /** Does the password work, as ValidateUser sees it? */
 async function canLogin(dbUrl: string, login: string, password: string, appId = 2): Promise<boolean> {

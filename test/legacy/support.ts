@@ -1,8 +1,8 @@
 /** Helpers shared by the legacy-migration tests (issue 7). */
 import { readFileSync } from 'node:fs';
-import { Readable, Writable } from 'node:stream';
-import { runCli } from '../../src/cli/main.js';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
+import { runCliCaptured, type RunResult } from '../support/run-cli.js';
+export type { RunResult };
 
 export interface Vectors {
   membershipHashed: Array<{ algorithm: string; case: string; salt: string; hash: string; password: string; wrong: string[] }>;
@@ -32,29 +32,9 @@ export function csv(header: readonly string[], rows: readonly (readonly string[]
   return [header, ...rows].map((r) => r.map(csvField).join(',')).join('\r\n') + '\r\n';
 }
 
-export interface RunResult {
-  code: number;
-  out: string;
-  err: string;
-}
 
-function sink(): { stream: Writable; text: () => string } {
-  let text = '';
-  return {
-    stream: new Writable({
-      write(chunk: Buffer | string, _encoding, callback) {
-        text += chunk.toString();
-        callback();
-      },
-    }),
-    text: () => text,
-  };
-}
 
 export async function run(args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
-  const out = sink();
-  const err = sink();
   // A forgotten --db must never reach ./data: the default database here is a throw-away one.
-  const code = await runCli(args, { stdin: Readable.from([]), stdout: out.stream, stderr: err.stream, env: { DATABASE_URL: 'sqlite::memory:', ...env } });
-  return { code, out: out.text(), err: err.text() };
+  return runCliCaptured(args, { env: { DATABASE_URL: 'sqlite::memory:', ...env } });
 }

@@ -4,39 +4,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { runCli } from '../../src/cli/main.js';
+import { runCliCaptured, type RunResult } from '../support/run-cli.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const bin = join(root, 'dist', 'cli', 'main.js');
 
-export function sink(): { stream: Writable; text: () => string } {
-  let text = '';
-  return {
-    stream: new Writable({
-      write(chunk: Buffer | string, _encoding, callback) {
-        text += chunk.toString();
-        callback();
-      },
-    }),
-    text: () => text,
-  };
-}
-
-export interface RunResult {
-  readonly code: number;
-  readonly out: string;
-  readonly err: string;
-}
+export { sink, type RunResult } from '../support/run-cli.js';
 
 export async function run(args: string[], options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal; stdout?: Writable } = {}): Promise<RunResult> {
-  const out = sink();
-  const err = sink();
-  const code = await runCli(args, {
-    stdin: Readable.from([]), stdout: options.stdout ?? out.stream, stderr: err.stream, env: options.env ?? {}, ...(options.signal && { signal: options.signal }),
-  });
-  return { code, out: out.text(), err: err.text() };
+  return runCliCaptured(args, options);
 }
 
 export interface ServerProcess {
