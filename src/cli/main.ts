@@ -444,6 +444,11 @@ async function isEntryPoint(): Promise<boolean> {
 }
 
 if (await isEntryPoint()) {
+  // `svcapi-auth export | head`: the reader went away; stop quietly as other Unix tools do.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(0);
+    throw error;
+  });
   process.exitCode = await runCli(process.argv.slice(2), {
     stdin: process.stdin,
     stdout: process.stdout,
