@@ -284,32 +284,25 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         io.stdout.write(`${enabled ? 'Enabled' : 'Disabled'} ${describeUser(updated)}${enabled ? '' : '; existing tokens revoked'}\n`);
       });
   }
-  user.command('grant')
-    .description('let a user use an application')
-    .argument('<login>', 'login')
-    .requiredOption('--app <appId>', 'AppID (repeat for several)', collectInteger)
-    .addOption(dbOption())
-    .action(async (login: string, options: { app: number[]; db?: string }) => {
-      const updated = await withAdmin(io, options, async (admin) => {
-        let last: User | undefined;
-        for (const appId of options.app) last = unwrap(await admin.grantApplication(login, appId));
-        return last;
+  // grant and revoke-app: one AppID or several, each applied in turn; the user as it ends up is shown.
+  for (const [name, description, verb, apply] of [
+    ['grant', 'let a user use an application', 'Granted', (admin: AdminService, login: string, appId: number) => admin.grantApplication(login, appId)],
+    ['revoke-app', 'withdraw an application from a user (revokes the user\'s tokens for it)', 'Withdrawn', (admin: AdminService, login: string, appId: number) => admin.revokeApplication(login, appId)],
+  ] as const) {
+    user.command(name)
+      .description(description)
+      .argument('<login>', 'login')
+      .requiredOption('--app <appId>', 'AppID (repeat for several)', collectInteger)
+      .addOption(dbOption())
+      .action(async (login: string, options: { app: number[]; db?: string }) => {
+        const updated = await withAdmin(io, options, async (admin) => {
+          let last: User | undefined;
+          for (const appId of options.app) last = unwrap(await apply(admin, login, appId));
+          return last;
+        });
+        if (updated !== undefined) io.stdout.write(`${verb}: ${describeUser(updated)}\n`);
       });
-      if (updated !== undefined) io.stdout.write(`Granted: ${describeUser(updated)}\n`);
-    });
-  user.command('revoke-app')
-    .description('withdraw an application from a user (revokes the user\'s tokens for it)')
-    .argument('<login>', 'login')
-    .requiredOption('--app <appId>', 'AppID (repeat for several)', collectInteger)
-    .addOption(dbOption())
-    .action(async (login: string, options: { app: number[]; db?: string }) => {
-      const updated = await withAdmin(io, options, async (admin) => {
-        let last: User | undefined;
-        for (const appId of options.app) last = unwrap(await admin.revokeApplication(login, appId));
-        return last;
-      });
-      if (updated !== undefined) io.stdout.write(`Withdrawn: ${describeUser(updated)}\n`);
-    });
+  }
   user.command('list')
     .description('list users')
     .option('--app <appId>', 'only users granted this AppID', integerArg)

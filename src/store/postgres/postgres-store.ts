@@ -1,15 +1,16 @@
 import pg from 'pg';
 import type {
-  Application, ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
-  NewsRecord, PasswordHashRow, PublishedNewsQuery, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
+  ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
+  PasswordHashRow, PublishedNewsQuery, RevokeScope, SessionExpectation, Store, User, UserCredentials,
 } from '../store.js';
-import type { AuditQuery, AuditRecord, NewAuditEvent } from '../store.js';
+import type { AuditQuery, NewAuditEvent } from '../store.js';
 import type { AttemptReservation, LoginAttempt, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
 import { parsePostgresUrl } from './postgres-url.js';
+import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -26,80 +27,25 @@ export interface PostgresStoreOptions {
   readonly onIdleError?: (error: Error) => void;
 }
 
-type Row = Record<string, unknown>;
 type Queryable = pg.Pool | pg.PoolClient;
 
 const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
 const str = (v: unknown): string => String(v);
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 const num = (v: unknown): number => Number(v);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-function toApplication(r: Row): Application {
-  return {
-    appId: num(r.app_id),
-    name: str(r.name),
-    enabled: r.enabled === true,
-    requireIp: r.require_ip === true,
-    loginUrl: strOrNull(r.login_url),
-    tokenLifetimeSeconds: num(r.token_lifetime_seconds),
-    idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
-    defaultLanguage: str(r.default_language),
-    trustedCallers: Array.isArray(r.trusted_callers) ? r.trusted_callers.map(String) : [],
-    createdAt: date(r.created_at),
-  };
-}
+/** PostgreSQL's side of the row mapping: booleans, Date objects, arrays, jsonb. */
+const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
+  bool: (v) => v === true,
+  date,
+  idList: (v) => (Array.isArray(v) ? v.map(Number) : []),
+  stringList: (v) => (Array.isArray(v) ? v.map(String) : []),
+  json: (v) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : null),
+});
 
-function toUser(r: Row): User {
-  const appIds = Array.isArray(r.app_ids) ? r.app_ids.map(Number).sort((a, b) => a - b) : [];
-  return {
-    userId: num(r.user_id),
-    login: str(r.login),
-    enabled: r.enabled === true,
-    appIds,
-    createdAt: date(r.created_at),
-    lastLoginAt: dateOrNull(r.last_login_at),
-    passwordChangedAt: date(r.password_changed_at),
-  };
-}
 
-function toNews(r: Row): NewsRecord {
-  return {
-    newsId: num(r.news_id),
-    appId: num(r.app_id),
-    language: str(r.language),
-    title: str(r.title),
-    body: str(r.body),
-    url: strOrNull(r.url),
-    publishedAt: date(r.published_at),
-    expiresAt: dateOrNull(r.expires_at),
-    minVersion: strOrNull(r.min_version),
-    maxVersion: strOrNull(r.max_version),
-    membersOnly: r.members_only === true,
-    createdAt: date(r.created_at),
-  };
-}
 
-function toToken(r: Row): TokenRecord {
-  return {
-    tokenHash: str(r.token_hash),
-    kind: r.kind === 'ticket' ? 'ticket' : 'session',
-    userId: num(r.user_id),
-    appId: num(r.app_id),
-    clientIp: strOrNull(r.client_ip),
-    sourceIp: strOrNull(r.source_ip),
-    issuedAt: date(r.issued_at),
-    expiresAt: date(r.expires_at),
-    lastUsedAt: date(r.last_used_at),
-    usedAt: dateOrNull(r.used_at),
-    revokedAt: dateOrNull(r.revoked_at),
-    userEnabled: r.user_enabled === true,
-    appEnabled: r.app_enabled === true,
-    granted: r.granted === true,
-    idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
-  };
-}
+
 
 // Columns are always listed (never *): prepared statements survive a later migration adding columns.
 const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at, trusted_callers';
@@ -107,10 +53,6 @@ const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at,
 const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
   ARRAY(SELECT g.app_id FROM user_applications g WHERE g.user_id = u.user_id ORDER BY g.app_id) AS app_ids`;
 
-const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
-    t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
-    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
-  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 
 /**
  * The hot path (every client request validates a token): one primary-key lookup, joined to the
@@ -142,21 +84,6 @@ const AUDIT_COLUMNS = 'id, at, type, reason, request_id, app_id, login, source_i
 /** Events per INSERT statement (10 parameters each, far below PostgreSQL's 65535). */
 const AUDIT_CHUNK = 500;
 
-function toAudit(r: Row): AuditRecord {
-  return {
-    id: num(r.id),
-    at: date(r.at),
-    type: str(r.type),
-    reason: strOrNull(r.reason),
-    requestId: strOrNull(r.request_id),
-    appId: numOrNull(r.app_id),
-    login: strOrNull(r.login),
-    sourceIp: strOrNull(r.source_ip),
-    claimedIp: strOrNull(r.claimed_ip),
-    tokenFp: strOrNull(r.token_fp),
-    detail: r.detail !== null && typeof r.detail === 'object' ? r.detail as Record<string, unknown> : null,
-  };
-}
 
 /** Only the filters given, so the at / login indexes can serve them. */
 function auditQuerySql(query: AuditQuery): { text: string; values: unknown[] } {

@@ -2,16 +2,17 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
-  Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser, NewsRecord,
-  PublishedNewsQuery, RevokeScope, Store, TokenRecord, User, UserCredentials,
+  Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser,
+  PublishedNewsQuery, RevokeScope, Store, User, UserCredentials,
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
-import type { AuditQuery, AuditRecord, NewAuditEvent } from '../store.js';
+import type { AuditQuery, NewAuditEvent } from '../store.js';
 import type { LoginAttempt, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
+import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -22,92 +23,41 @@ export interface SqliteStoreOptions {
   readonly busyTimeoutMs?: number;
 }
 
-type Row = Record<string, unknown>;
 
 const bool = (v: boolean): number => (v ? 1 : 0);
 const ms = (d: Date): number => d.getTime();
 const date = (v: unknown): Date => new Date(Number(v));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(Number(v)));
 const str = (v: unknown): string => String(v);
-const strOrNull = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
 
-/** applications.trusted_callers: a JSON array of strings (issue 6). */
-function callerList(v: unknown): string[] {
-  if (typeof v !== 'string') return [];
-  try {
-    const parsed: unknown = JSON.parse(v);
-    return Array.isArray(parsed) ? parsed.filter((e): e is string => typeof e === 'string') : [];
-  } catch {
-    return [];
-  }
-}
+/** SQLite's side of the row mapping: 0/1, epoch milliseconds, comma lists, JSON text. */
+const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
+  bool: (v) => v === 1,
+  date,
+  idList: (v) => (v === null || v === undefined || v === '' ? [] : String(v).split(',').map(Number)),
+  stringList: (v) => {
+    // applications.trusted_callers: a JSON array of strings (issue 6).
+    if (typeof v !== 'string') return [];
+    try {
+      const parsed: unknown = JSON.parse(v);
+      return Array.isArray(parsed) ? parsed.filter((e): e is string => typeof e === 'string') : [];
+    } catch {
+      return [];
+    }
+  },
+  json: (v) => {
+    if (typeof v !== 'string') return null;
+    try {
+      return JSON.parse(v) as Record<string, unknown>;
+    } catch {
+      return null;
+    }
+  },
+});
 
-function toApplication(r: Row): Application {
-  return {
-    appId: Number(r.app_id),
-    name: str(r.name),
-    enabled: r.enabled === 1,
-    requireIp: r.require_ip === 1,
-    loginUrl: strOrNull(r.login_url),
-    tokenLifetimeSeconds: Number(r.token_lifetime_seconds),
-    idleTimeoutSeconds: r.idle_timeout_seconds === null ? null : Number(r.idle_timeout_seconds),
-    defaultLanguage: str(r.default_language),
-    trustedCallers: callerList(r.trusted_callers),
-    createdAt: date(r.created_at),
-  };
-}
 
-function toUser(r: Row): User {
-  const appIds = r.app_ids === null || r.app_ids === undefined || r.app_ids === ''
-    ? []
-    : str(r.app_ids).split(',').map(Number).sort((a, b) => a - b);
-  return {
-    userId: Number(r.user_id),
-    login: str(r.login),
-    enabled: r.enabled === 1,
-    appIds,
-    createdAt: date(r.created_at),
-    lastLoginAt: dateOrNull(r.last_login_at),
-    passwordChangedAt: date(r.password_changed_at),
-  };
-}
 
-function toNews(r: Row): NewsRecord {
-  return {
-    newsId: Number(r.news_id),
-    appId: Number(r.app_id),
-    language: str(r.language),
-    title: str(r.title),
-    body: str(r.body),
-    url: strOrNull(r.url),
-    publishedAt: date(r.published_at),
-    expiresAt: dateOrNull(r.expires_at),
-    minVersion: strOrNull(r.min_version),
-    maxVersion: strOrNull(r.max_version),
-    membersOnly: r.members_only === 1,
-    createdAt: date(r.created_at),
-  };
-}
 
-function toToken(r: Row): TokenRecord {
-  return {
-    tokenHash: str(r.token_hash),
-    kind: r.kind === 'ticket' ? 'ticket' : 'session',
-    userId: Number(r.user_id),
-    appId: Number(r.app_id),
-    clientIp: strOrNull(r.client_ip),
-    sourceIp: strOrNull(r.source_ip),
-    issuedAt: date(r.issued_at),
-    expiresAt: date(r.expires_at),
-    lastUsedAt: date(r.last_used_at),
-    usedAt: dateOrNull(r.used_at),
-    revokedAt: dateOrNull(r.revoked_at),
-    userEnabled: r.user_enabled === 1,
-    appEnabled: r.app_enabled === 1,
-    granted: r.granted === 1,
-    idleTimeoutSeconds: r.idle_timeout_seconds === null ? null : Number(r.idle_timeout_seconds),
-  };
-}
 
 const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
   (SELECT group_concat(g.app_id) FROM user_applications g WHERE g.user_id = u.user_id) AS app_ids`;
@@ -119,42 +69,11 @@ const TOKEN_PRECONDITIONS = `
   AND EXISTS (SELECT 1 FROM applications a WHERE a.app_id = @appId AND a.enabled = 1)
   AND EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = @userId AND g.app_id = @appId)`;
 
-/**
- * The hot path (every client request validates a token): one primary-key lookup, joined to the
- * token's user, application and grant so their state is judged from the same read.
- */
-const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
-    t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
-    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
-  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 export const FIND_TOKEN_SQL = `${TOKEN_SELECT}
   WHERE t.token_hash = ?`;
 
 // --- audit trail (issue 6) ---
 
-function toAudit(r: Row): AuditRecord {
-  let detail: Record<string, unknown> | null = null;
-  if (typeof r.detail === 'string') {
-    try {
-      detail = JSON.parse(r.detail) as Record<string, unknown>;
-    } catch {
-      detail = null;
-    }
-  }
-  return {
-    id: Number(r.id),
-    at: date(r.at),
-    type: str(r.type),
-    reason: strOrNull(r.reason),
-    requestId: strOrNull(r.request_id),
-    appId: r.app_id === null || r.app_id === undefined ? null : Number(r.app_id),
-    login: strOrNull(r.login),
-    sourceIp: strOrNull(r.source_ip),
-    claimedIp: strOrNull(r.claimed_ip),
-    tokenFp: strOrNull(r.token_fp),
-    detail,
-  };
-}
 
 /** Only the filters given, so the at / login indexes can serve them; one statement per shape, cached. */
 function auditQuerySql(query: AuditQuery): { key: string; sql: string; params: Row } {

@@ -1,0 +1,116 @@
+/**
+ * Rows to domain records, written once for both adapters. The dialects differ only in how a
+ * column comes back (SQLite: 0/1 integers, epoch milliseconds, comma lists and JSON text;
+ * PostgreSQL: booleans, Date objects, arrays and jsonb), so each adapter supplies just those
+ * decoders, the way a query compiler lets each dialect override only what differs.
+ */
+import type { Application, AuditRecord, NewsRecord, TokenRecord, User } from './store.js';
+
+export type Row = Record<string, unknown>;
+
+/** What differs between the dialects' drivers. */
+export interface ColumnDecoders {
+  bool(value: unknown): boolean;
+  date(value: unknown): Date;
+  /** users.app_ids as the adapter's USER_COLUMNS select it. */
+  idList(value: unknown): number[];
+  /** applications.trusted_callers. */
+  stringList(value: unknown): string[];
+  /** audit_events.detail. */
+  json(value: unknown): Record<string, unknown> | null;
+}
+
+export interface RowMappers {
+  toApplication(r: Row): Application;
+  toUser(r: Row): User;
+  toNews(r: Row): NewsRecord;
+  toToken(r: Row): TokenRecord;
+  toAudit(r: Row): AuditRecord;
+}
+
+const isNull = (v: unknown): boolean => v === null || v === undefined;
+const str = (v: unknown): string => String(v);
+const strOrNull = (v: unknown): string | null => (isNull(v) ? null : String(v));
+const num = (v: unknown): number => Number(v);
+const numOrNull = (v: unknown): number | null => (isNull(v) ? null : Number(v));
+
+/**
+ * The hot path (every client request validates a token): one primary-key lookup, joined to the
+ * token's user, application and grant so their state is judged from the same read. Both
+ * dialects append their own `WHERE t.token_hash = ...`.
+ */
+export const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+    t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
+
+export function createRowMappers(d: ColumnDecoders): RowMappers {
+  const dateOrNull = (v: unknown): Date | null => (isNull(v) ? null : d.date(v));
+  return {
+    toApplication: (r) => ({
+      appId: num(r.app_id),
+      name: str(r.name),
+      enabled: d.bool(r.enabled),
+      requireIp: d.bool(r.require_ip),
+      loginUrl: strOrNull(r.login_url),
+      tokenLifetimeSeconds: num(r.token_lifetime_seconds),
+      idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
+      defaultLanguage: str(r.default_language),
+      trustedCallers: d.stringList(r.trusted_callers),
+      createdAt: d.date(r.created_at),
+    }),
+    toUser: (r) => ({
+      userId: num(r.user_id),
+      login: str(r.login),
+      enabled: d.bool(r.enabled),
+      appIds: d.idList(r.app_ids).sort((a, b) => a - b),
+      createdAt: d.date(r.created_at),
+      lastLoginAt: dateOrNull(r.last_login_at),
+      passwordChangedAt: d.date(r.password_changed_at),
+    }),
+    toNews: (r) => ({
+      newsId: num(r.news_id),
+      appId: num(r.app_id),
+      language: str(r.language),
+      title: str(r.title),
+      body: str(r.body),
+      url: strOrNull(r.url),
+      publishedAt: d.date(r.published_at),
+      expiresAt: dateOrNull(r.expires_at),
+      minVersion: strOrNull(r.min_version),
+      maxVersion: strOrNull(r.max_version),
+      membersOnly: d.bool(r.members_only),
+      createdAt: d.date(r.created_at),
+    }),
+    toToken: (r) => ({
+      tokenHash: str(r.token_hash),
+      kind: r.kind === 'ticket' ? 'ticket' : 'session',
+      userId: num(r.user_id),
+      appId: num(r.app_id),
+      clientIp: strOrNull(r.client_ip),
+      sourceIp: strOrNull(r.source_ip),
+      issuedAt: d.date(r.issued_at),
+      expiresAt: d.date(r.expires_at),
+      lastUsedAt: d.date(r.last_used_at),
+      usedAt: dateOrNull(r.used_at),
+      revokedAt: dateOrNull(r.revoked_at),
+      userEnabled: d.bool(r.user_enabled),
+      appEnabled: d.bool(r.app_enabled),
+      granted: d.bool(r.granted),
+      idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
+    }),
+    toAudit: (r) => ({
+      id: num(r.id),
+      at: d.date(r.at),
+      type: str(r.type),
+      reason: strOrNull(r.reason),
+      requestId: strOrNull(r.request_id),
+      appId: numOrNull(r.app_id),
+      login: strOrNull(r.login),
+      sourceIp: strOrNull(r.source_ip),
+      claimedIp: strOrNull(r.claimed_ip),
+      tokenFp: strOrNull(r.token_fp),
+      detail: d.json(r.detail),
+    }),
+  };
+}
