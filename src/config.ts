@@ -131,7 +131,7 @@ function hostSetting(source: SettingSource | undefined, fallback: string, name: 
   return host;
 }
 
-/** proxy-addr's (and so fastify's trustProxy) names for address ranges. */
+/** proxy-addr's names (@fastify/proxy-addr, used by src/http/app.ts) for address ranges. */
 const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
 
 /** A comma- or space-separated list of IP addresses and CIDR ranges, checked one by one. */

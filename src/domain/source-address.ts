@@ -5,7 +5,7 @@
  * (`::ffff:192.0.2.1`, what a dual-stack listener reports for IPv4 peers) counts as the IPv4.
  *
  * The address itself is the socket peer, or X-Forwarded-For when the peer is a trusted proxy
- * (src/http: fastify trustProxy, CallerContext.sourceIp). The client-declared IPAddress of
+ * (src/http: proxy-addr over the trusted proxies, CallerContext.sourceIp). The client-declared IPAddress of
  * ValidateUser replaces it only when the request comes from a trusted caller of that
  * application (a server that logs its own users in and passes their address on).
  */

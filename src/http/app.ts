@@ -1,19 +1,30 @@
 /**
  * The HTTP application: the only place that joins the wire layer and the domain.
  *
- * One catch-all route does ASMX's own dispatch, because ASMX's rules do not fit a router: the
- * service path is matched case-insensitively (IIS) while the operation name after it is
- * case-sensitive (ASMX), the same URL serves SOAP 1.1, SOAP 1.2 and the documentation, and
- * every failure must come back in the failing binding's own shape.
+ * It sits directly on `node:http`. ASMX's rules do not fit a router: the service path is matched
+ * case-insensitively (IIS) while the operation name after it is case-sensitive (ASMX), the same
+ * URL serves SOAP 1.1, SOAP 1.2 and the documentation, and every failure must come back in the
+ * failing binding's own shape. So there is one dispatch function, and nothing a framework would
+ * add per request (routing tables, hooks, a reply object, a child logger) sits in front of it:
+ * ValidateUserToken is on the path of every request a client application serves, and on this
+ * machine a framework's request pipeline cost more CPU than the whole operation (issue 9;
+ * bench/results/profile-latest.md). Injection for tests is light-my-request, fastify's own.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { Logger } from 'pino';
+import { createServer, type IncomingMessage, type ServerResponse, type Server as HttpServer } from 'node:http';
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
+import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { TLSSocket } from 'node:tls';
+import proxyAddr from '@fastify/proxy-addr';
+import type { inject as injectFn, InjectOptions, Response as InjectResponse } from 'light-my-request';
+import { pino, type Logger } from 'pino';
 import { OPERATIONS, SERVICE_PATH } from '../contract/operations.js';
 import type { AuthService, CallerContext } from '../domain/auth-service.js';
 import { ServerBusyError } from '../domain/server-busy-error.js';
 import { compileContract, type CompiledContract, type CompiledOperation } from '../wire/compiled-contract.js';
 import { compileDisco } from '../wire/disco.js';
+import { httpSysErrorResponse } from '../wire/error-pages.js';
 import { compileHelpPage } from '../wire/help-page.js';
 import { bindHttpArgs, FormCollection, lookupHttpMethod, parseUrlEncoded, readFormBody } from '../wire/http-form.js';
 import { offersHttpGet, type HttpGetOption } from '../wire/http-get-option.js';
@@ -25,7 +36,6 @@ import { writeSoapResult } from '../wire/soap-result.js';
 import type { WireError } from '../wire/wire-errors.js';
 import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
 import { compileWsdl } from '../wire/wsdl.js';
-import { httpSysErrorResponse } from '../wire/error-pages.js';
 import { createOperationHandlers, type OperationHandler, type RequestFacts } from './operation-handlers.js';
 
 /** The part of the configuration the HTTP layer reads (src/config.ts `Config` satisfies it). */
@@ -37,7 +47,7 @@ export interface HttpAppConfig {
     readonly httpGet?: HttpGetOption;
   };
   readonly timeZone: string;
-  /** Reverse proxies whose X-Forwarded-For / -Proto are believed (fastify trustProxy); none when empty. */
+  /** Reverse proxies whose X-Forwarded-For / -Proto are believed (proxy-addr names); none when empty. */
   readonly trustedProxies?: readonly string[];
 }
 
@@ -53,8 +63,9 @@ export interface RequestDone {
 export interface AppOptions {
   readonly service: AuthService;
   readonly config: HttpAppConfig;
+  /** A pino logger; true for a default one, false or absent for none. */
   readonly logger?: Logger | boolean;
-  /** Called once per finished request, after the access line is written. */
+  /** Called once per answered request, after the access line is written. */
   readonly onRequestDone?: (done: RequestDone) => void;
   /** True once shutdown has begun: responses then carry `Connection: close` so clients reconnect elsewhere. */
   readonly draining?: () => boolean;
@@ -62,287 +73,387 @@ export interface AppOptions {
   readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
 }
 
-const SERVICE_PATH_LOWER = SERVICE_PATH.toLowerCase();
-const HTML_UTF8 = 'text/html; charset=utf-8';
+/** The service's public listener. */
+export interface AsmxApp {
+  /** The underlying server (not listening until `listen`). */
+  readonly server: HttpServer | HttpsServer;
+  /** Listens and resolves with the origin, e.g. `http://127.0.0.1:8080`. */
+  listen(options: { readonly host: string; readonly port: number }): Promise<string>;
+  /** A request through the whole application without a socket (light-my-request). */
+  inject(options: InjectOptions): Promise<InjectResponse>;
+  /** Stops accepting connections, closes idle ones, and resolves once the rest have finished. */
+  close(): Promise<void>;
+}
 
 export type Binding = 'soap11' | 'soap12' | 'http-get' | 'http-post' | 'doc' | 'none';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** What the access log says about the call; filled as the request is dispatched (null before). */
-    asmx: { operation: string | null; binding: Binding } | null;
-  }
+const SERVICE_PATH_LOWER = SERVICE_PATH.toLowerCase();
+const SERVICE_PREFIX_LOWER = SERVICE_PATH_LOWER + '/';
+const HTML_UTF8 = 'text/html; charset=utf-8';
+/** The help page needs nothing but its own inline styles and a form posting back here. */
+const HELP_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+/** The verbs that reach ASMX's dispatch; any other is answered 404 before it (as the framework did). */
+const DISPATCHED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE']);
+const NO_BODY = Buffer.alloc(0);
+
+/** One request in flight: what the access log and metrics will say about it. */
+interface Call {
+  readonly req: IncomingMessage;
+  readonly res: ServerResponse;
+  readonly id: string;
+  readonly started: number;
+  /** The path, percent-decoded as IIS does (null: the target could not be decoded). */
+  path: string | null;
+  query: string;
+  operation: string | null;
+  binding: Binding;
+  /** The request has a body this server did not read: the connection cannot be reused. */
+  unreadBody: boolean;
 }
 
-/** Path and query of the raw request target, the path percent-decoded as IIS does. */
-function splitTarget(rawUrl: string): { path: string; query: string } {
+/** Path and query of the raw request target, the path percent-decoded as IIS does; null path if undecodable. */
+function splitTarget(rawUrl: string): { path: string | null; query: string } {
   const q = rawUrl.indexOf('?');
   const rawPath = q < 0 ? rawUrl : rawUrl.slice(0, q);
-  let path = rawPath;
-  try {
-    path = decodeURIComponent(rawPath);
-  } catch {
-    // A malformed escape stays as sent; it simply will not match the service path.
+  let path: string | null = rawPath;
+  if (rawPath.includes('%')) {
+    try {
+      path = decodeURIComponent(rawPath);
+    } catch {
+      path = null;
+    }
   }
   return { path, query: q < 0 ? '' : rawUrl.slice(q + 1) };
 }
 
-function bodyBytes(request: FastifyRequest): Uint8Array {
-  return Buffer.isBuffer(request.body) ? request.body : new Uint8Array(0);
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length !== undefined && length !== '0') || req.headers['transfer-encoding'] !== undefined;
 }
 
-/** The help page needs nothing but its own inline styles and a form posting back here. */
-const HELP_PAGE_CSP = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
-
-/** The access-log record of a dispatched request. */
-function callOf(request: FastifyRequest): { operation: string | null; binding: Binding } {
-  return (request.asmx ??= { operation: null, binding: 'none' });
+function silentLogger(): Logger {
+  return pino({ level: 'silent' });
 }
 
-function send(reply: FastifyReply, response: WireResponse, closeConnection = false): FastifyReply {
-  if (closeConnection) reply.header('connection', 'close');
-  reply
-    .code(response.status)
-    .header('content-type', response.contentType)
-    .header('cache-control', response.cacheControl)
-    // Browsers must not guess a type: a reflected value in a text/plain error stays text.
-    .header('x-content-type-options', 'nosniff');
-  if (response.headers) for (const [k, v] of Object.entries(response.headers)) reply.header(k, v);
-  return reply.send(response.body);
-}
-
-export async function buildApp(options: AppOptions): Promise<FastifyInstance> {
+export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const { service, config } = options;
-  // While draining (shutdown), every answer asks the client to close its connection.
+  const logger: Logger = typeof options.logger === 'object' ? options.logger : options.logger === true ? pino() : silentLogger();
   const draining = options.draining;
-  const respond = (reply: FastifyReply, response: WireResponse): FastifyReply => send(reply, response, draining?.() ?? false);
+  const onRequestDone = options.onRequestDone;
   const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
   const handlers = createOperationHandlers(service);
   const httpGet = config.http.httpGet;
   const wsdl = compileWsdl(OPERATIONS, { httpGet });
   const disco = compileDisco();
   const help = compileHelpPage(OPERATIONS, { httpGet });
-
-  const bodyTimeoutMs = config.http.bodyTimeoutMs;
-  const app = Fastify({
-    loggerInstance: typeof options.logger === 'object' ? options.logger : undefined,
-    logger: typeof options.logger === 'boolean' ? options.logger : undefined,
-    bodyLimit: config.http.maxRequestBytes,
-    requestTimeout: bodyTimeoutMs,
-    // Node only enforces requestTimeout when headersTimeout is not longer, and checks every
-    // connectionsCheckingInterval: both follow the body timeout so a stalled body is cut off on time.
-    http: {
-      requestTimeout: bodyTimeoutMs,
-      headersTimeout: Math.min(bodyTimeoutMs, 60_000),
-      connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)),
-    },
-    // With `https` fastify creates the server from these options alone (node's https server takes the http ones too).
-    ...(options.https !== undefined && { https: { requestTimeout: bodyTimeoutMs, headersTimeout: Math.min(bodyTimeoutMs, 60_000), connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)), ...options.https, minVersion: 'TLSv1.2' as const } }),
-    // Requests that cannot even be framed get http.sys's answer, never the framework's JSON.
-    clientErrorHandler: (error: Error & { code?: string }, socket) => {
-      if (error.code === 'ECONNRESET' || socket.destroyed) return;
-      if (socket.writable) {
-        socket.write(
-          error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-            ? httpSysErrorResponse(408, 'The request took too long to arrive.')
-            : error.code === 'HPE_HEADER_OVERFLOW'
-              ? httpSysErrorResponse(400, 'The size of the request headers is too long.')
-              : httpSysErrorResponse(400, 'The request is badly formed.'),
-        );
-      }
-      socket.destroy();
-    },
-    // A path with an undecodable %-escape: http.sys's "Invalid URL" page.
-    frameworkErrors: (_error, _request, reply) => {
-      respond(reply, pageResponse(400));
-    },
-    // Fastify's own request log would write the URL, query string (and so GET passwords) and all.
-    logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
-    return503OnClosing: true,
-    // request.ip / request.protocol come from X-Forwarded-For / -Proto only when the peer is one of these.
-    trustProxy: config.trustedProxies !== undefined && config.trustedProxies.length > 0 ? [...config.trustedProxies] : false,
-    // Idle and stalled connections are closed by the socket inactivity timeout (see below).
-    connectionTimeout: 72_000,
-  });
-  // IIS sends no Keep-Alive header (README "HTTP framing"); Node writes one whenever a
-  // keep-alive timeout is set, so keep-alive idleness is bounded by connectionTimeout instead.
-  app.server.keepAliveTimeout = 0;
-
-  // Every body is read raw (bounded by bodyLimit) and decoded by the wire layer itself.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
-  app.decorateRequest('asmx', null as unknown as FastifyRequest['asmx']);
+  const maxRequestBytes = config.http.maxRequestBytes;
+  // X-Forwarded-For / -Proto count only when the peer is one of these proxies.
+  const trusted = config.trustedProxies !== undefined && config.trustedProxies.length > 0 ? proxyAddr.compile([...config.trustedProxies]) : null;
   // The access line costs a serialisation per request: decided once whether it is written at all.
-  const accessLog = (app.log as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled?.('info') ?? true;
-  // Hooks in callback style: no promise per request on the hot path. `request.asmx` is set by
-  // dispatch; requests refused before it (bad framing, unparsable URL) have none.
-  const NO_CALL = Object.freeze({ operation: null, binding: 'none' as const });
-  app.addHook('onResponse', (request, reply, done) => {
-    const call = request.asmx ?? NO_CALL;
-    if (accessLog) request.log.info(
-      {
-        method: request.method,
-        path: splitTarget(request.url).path,
-        operation: call.operation,
-        binding: call.binding,
-        status: reply.statusCode,
-        durationMs: Math.round(reply.elapsedTime * 10) / 10,
-        source: request.ip,
-      },
-      'request',
-    );
-    options.onRequestDone?.({ operation: call.operation, binding: call.binding, statusCode: reply.statusCode, durationMs: reply.elapsedTime });
-    done();
-  });
+  const accessLog = logger.isLevelEnabled('info');
+  let closing = false;
+
+  function sourceIp(req: IncomingMessage): string {
+    return trusted === null ? (req.socket.remoteAddress ?? '') : proxyAddr(req, trusted);
+  }
+
+  function protocol(req: IncomingMessage): 'http' | 'https' {
+    const encrypted = (req.socket as Partial<TLSSocket>).encrypted === true;
+    if (trusted !== null && trusted(req.socket.remoteAddress ?? '', 0)) {
+      const forwarded = req.headers['x-forwarded-proto'];
+      const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim().toLowerCase();
+      if (first === 'https' || first === 'http') return first;
+    }
+    return encrypted ? 'https' : 'http';
+  }
+
+  /** The one place a response is written: status, ASMX's headers, nosniff, and the body. */
+  function respond(call: Call, response: WireResponse): void {
+    const { req, res } = call;
+    if (res.headersSent || res.destroyed) return;
+    const body = response.body;
+    const headers: Record<string, string | number> = {
+      'content-type': response.contentType,
+      'cache-control': response.cacheControl,
+      // Browsers must not guess a type: a reflected value in a text/plain error stays text.
+      'x-content-type-options': 'nosniff',
+      'content-length': Buffer.byteLength(body),
+    };
+    if (response.headers !== undefined) Object.assign(headers, response.headers);
+    // While draining or closing, and after a body left unread, every answer asks the client to reconnect.
+    if (call.unreadBody || closing || (draining?.() ?? false) || (req.method !== 'POST' && hasBody(req))) headers.connection = 'close';
+    res.writeHead(response.status, headers);
+    res.end(body);
+    finished(call, response.status);
+  }
+
+  function finished(call: Call, status: number): void {
+    const durationMs = performance.now() - call.started;
+    if (accessLog) {
+      logger.info(
+        {
+          reqId: call.id,
+          method: call.req.method,
+          path: call.path ?? (call.req.url ?? '').split('?', 1)[0],
+          operation: call.operation,
+          binding: call.binding,
+          status,
+          durationMs: Math.round(durationMs * 10) / 10,
+          source: sourceIp(call.req),
+        },
+        'request',
+      );
+    }
+    onRequestDone?.({ operation: call.operation, binding: call.binding, statusCode: status, durationMs });
+  }
 
   /** An exception from the domain: overload is expected under attack, anything else is logged as a failure. */
-  function operationFailure(request: FastifyRequest, operation: string, err: unknown): WireError {
+  function operationFailure(call: Call, operation: string, err: unknown): WireError {
     if (err instanceof ServerBusyError) {
-      request.log.warn({ operation }, 'password hashing at capacity: server too busy');
+      logger.warn({ reqId: call.id, operation }, 'password hashing at capacity: server too busy');
       return { code: 'SERVER_TOO_BUSY' };
     }
-    request.log.error({ err, operation }, 'operation failed');
+    logger.error({ reqId: call.id, err, operation }, 'operation failed');
     return { code: 'SERVER_ERROR' };
   }
 
-  function callerContext(request: FastifyRequest): CallerContext {
-    return { sourceIp: request.ip, requestId: String(request.id) };
+  function callerContext(call: Call): CallerContext {
+    return { sourceIp: sourceIp(call.req), requestId: call.id };
   }
 
-  async function invoke(
-    request: FastifyRequest,
+  function invoke(
+    call: Call,
     operation: CompiledOperation,
     args: Parameters<OperationHandler>[0],
-    facts: Omit<RequestFacts, 'ctx' | 'authorization'>,
-  ): Promise<ReturnType<OperationHandler>> {
-    const handler = handlers[operation.name];
-    return handler(args, { ...facts, ctx: callerContext(request), authorization: request.headers.authorization });
+    query: FormCollection,
+    form: FormCollection,
+  ): ReturnType<OperationHandler> {
+    const facts: RequestFacts = { ctx: callerContext(call), query, form, authorization: call.req.headers.authorization };
+    return handlers[operation.name](args, facts);
   }
 
-  function serviceUrl(request: FastifyRequest, path: string): string {
-    const host = request.headers.host ?? `${request.socket.localAddress ?? '127.0.0.1'}:${request.socket.localPort ?? ''}`;
-    return `${request.protocol}://${host}${path}`;
+  function serviceUrl(call: Call, path: string): string {
+    const req = call.req;
+    const host = req.headers.host ?? `${req.socket.localAddress ?? '127.0.0.1'}:${req.socket.localPort ?? ''}`;
+    return `${protocol(req)}://${host}${path}`;
   }
 
-  async function handleSoap(request: FastifyRequest, reply: FastifyReply, query: string): Promise<FastifyReply> {
-    const media = parseMediaType(request.headers['content-type']);
-    callOf(request).binding = soapTransport(media.type) === '1.2' ? 'soap12' : 'soap11';
-    if (media.type === 'application/json') {
-      return respond(reply, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
-    }
-    const soapAction = request.headers.soapaction;
+  async function handleSoap(call: Call, body: Uint8Array): Promise<void> {
+    const headers = call.req.headers;
+    const media = parseMediaType(headers['content-type']);
+    call.binding = soapTransport(media.type) === '1.2' ? 'soap12' : 'soap11';
+    if (media.type === 'application/json') return respond(call, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
+    const soapAction = headers.soapaction;
     const decoded = decodeSoapRequest(contract, {
-      body: bodyBytes(request),
-      contentType: request.headers['content-type'],
+      body,
+      contentType: headers['content-type'],
       media,
       soapAction: Array.isArray(soapAction) ? soapAction.join(',') : soapAction,
     });
-    if (!decoded.ok) return respond(reply, soapErrorResponse(decoded.version, decoded.error));
-    callOf(request).binding = decoded.version === '1.1' ? 'soap11' : 'soap12';
-    callOf(request).operation = decoded.operation.name;
+    if (!decoded.ok) return respond(call, soapErrorResponse(decoded.version, decoded.error));
     const version: SoapVersion = decoded.version;
+    const operation = decoded.operation;
+    call.binding = version === '1.1' ? 'soap11' : 'soap12';
+    call.operation = operation.name;
     try {
       // Only the JSON operations read the query string of a SOAP call (Request["login"]).
-      const queryValues = decoded.operation.spec.requestReads ? parseUrlEncoded(query) : FormCollection.EMPTY;
-      const value = await invoke(request, decoded.operation, decoded.args, { query: queryValues, form: FormCollection.EMPTY });
-      return respond(reply, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, decoded.operation, version, value), decoded.operation.spec.resultCarriesSecret));
+      const query = operation.spec.requestReads ? parseUrlEncoded(call.query) : FormCollection.EMPTY;
+      const value = await invoke(call, operation, decoded.args, query, FormCollection.EMPTY);
+      respond(call, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, operation, version, value), operation.spec.resultCarriesSecret));
     } catch (err) {
-      return respond(reply, soapErrorResponse(version, operationFailure(request, decoded.operation.name, err)));
+      respond(call, soapErrorResponse(version, operationFailure(call, operation.name, err)));
     }
   }
 
-  async function handleHttpOperation(request: FastifyRequest, reply: FastifyReply, methodName: string, query: string): Promise<FastifyReply> {
-    const isPost = request.method === 'POST';
-    callOf(request).binding = isPost ? 'http-post' : 'http-get';
-    const httpError = (error: WireError): FastifyReply => respond(reply, httpErrorResponse(error));
+  async function handleHttpOperation(call: Call, methodName: string, body: Uint8Array): Promise<void> {
+    const isPost = call.req.method === 'POST';
+    call.binding = isPost ? 'http-post' : 'http-get';
     const lookup = lookupHttpMethod(contract, methodName);
-    if (!lookup.ok) return httpError(lookup.error);
+    if (!lookup.ok) return respond(call, httpErrorResponse(lookup.error));
     const operation = lookup.operation;
-    if (!isPost && !offersHttpGet(httpGet, operation.name)) return httpError({ code: 'REQUEST_FORMAT_UNRECOGNIZED', urlEnding: `/${methodName}` });
-    callOf(request).operation = operation.name;
+    if (!isPost && !offersHttpGet(httpGet, operation.name)) return respond(call, httpErrorResponse({ code: 'REQUEST_FORMAT_UNRECOGNIZED', urlEnding: `/${methodName}` }));
+    call.operation = operation.name;
     let values: FormCollection;
-    let queryValues = FormCollection.EMPTY;
+    let query = FormCollection.EMPTY;
     let form = FormCollection.EMPTY;
     if (isPost) {
-      const read = readFormBody(bodyBytes(request), request.headers['content-type']);
-      if (!read.ok) return httpError(read.error);
+      const read = readFormBody(body, call.req.headers['content-type']);
+      if (!read.ok) return respond(call, httpErrorResponse(read.error));
       values = form = read.form;
       // Request[name] in the JSON operations still sees the query string first.
-      if (operation.spec.requestReads) queryValues = parseUrlEncoded(query);
+      if (operation.spec.requestReads) query = parseUrlEncoded(call.query);
     } else {
-      values = queryValues = parseUrlEncoded(query);
+      values = query = parseUrlEncoded(call.query);
     }
     const bound = bindHttpArgs(operation, values);
-    if (!bound.ok) return httpError(bound.error);
+    if (!bound.ok) return respond(call, httpErrorResponse(bound.error));
     try {
-      const value = await invoke(request, operation, bound.args, { query: queryValues, form });
-      return respond(reply, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
+      const value = await invoke(call, operation, bound.args, query, form);
+      respond(call, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
     } catch (err) {
-      return respond(reply, httpErrorResponse(operationFailure(request, operation.name, err)));
+      respond(call, httpErrorResponse(operationFailure(call, operation.name, err)));
     }
   }
 
-  function handleDocumentation(request: FastifyRequest, reply: FastifyReply, path: string, query: string): FastifyReply {
-    callOf(request).binding = 'doc';
-    const url = serviceUrl(request, path);
-    const flag = query.toLowerCase();
-    if (flag === 'wsdl') return respond(reply, success(XML_CONTENT_TYPE, wsdl(url)));
-    if (flag === 'disco') return respond(reply, success(XML_CONTENT_TYPE, disco(url)));
-    const op = parseUrlEncoded(query).get('op');
+  function handleDocumentation(call: Call, path: string): void {
+    call.binding = 'doc';
+    const url = serviceUrl(call, path);
+    const flag = call.query.toLowerCase();
+    if (flag === 'wsdl') return respond(call, success(XML_CONTENT_TYPE, wsdl(url)));
+    if (flag === 'disco') return respond(call, success(XML_CONTENT_TYPE, disco(url)));
+    const op = parseUrlEncoded(call.query).get('op');
     const page = (op !== undefined ? help.operation(url, op) : undefined) ?? help.index(url);
-    return respond(reply, { ...success(HTML_UTF8, page), headers: { 'content-security-policy': HELP_PAGE_CSP } });
+    respond(call, { ...success(HTML_UTF8, page), headers: { 'content-security-policy': HELP_PAGE_CSP } });
   }
 
   /** ASMX's own dispatch: documentation, SOAP, HTTP GET/POST, or the pipeline's HTML pages. */
-  async function dispatch(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-    request.asmx = { operation: null, binding: 'none' };
-    const { path, query } = splitTarget(request.url);
+  function dispatch(call: Call, path: string, body: Uint8Array): Promise<void> | void {
     const lower = path.toLowerCase();
-    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    const method = call.req.method === 'HEAD' ? 'GET' : call.req.method;
     if (lower === SERVICE_PATH_LOWER) {
-      if (method === 'GET') return handleDocumentation(request, reply, path, query);
-      if (method === 'POST') return handleSoap(request, reply, query);
-      return respond(reply, pageResponse(405));
+      if (method === 'GET') return handleDocumentation(call, path);
+      if (method === 'POST') return handleSoap(call, body);
+      return respond(call, pageResponse(405));
     }
-    if (lower.startsWith(SERVICE_PATH_LOWER + '/')) {
-      if (method !== 'GET' && method !== 'POST') return respond(reply, pageResponse(405));
+    if (lower.startsWith(SERVICE_PREFIX_LOWER)) {
+      if (method !== 'GET' && method !== 'POST') return respond(call, pageResponse(405));
       const methodName = path.slice(SERVICE_PATH.length + 1);
       // "/Authentication.asmx/" names no method: ASP.NET fails before ASMX runs.
-      if (methodName === '') return respond(reply, pageResponse(500));
-      return handleHttpOperation(request, reply, methodName, query);
+      if (methodName === '') return respond(call, pageResponse(500));
+      return handleHttpOperation(call, methodName, body);
     }
-    return respond(reply, pageResponse(404));
+    return respond(call, pageResponse(404));
   }
 
-  app.route({
-    method: ['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE'],
-    url: '*',
-    handler: dispatch,
-  });
-
-  app.setNotFoundHandler((_request, reply) => respond(reply, pageResponse(404)));
-
-  // Errors raised before the handler ran (body too large, slow body, bad framing).
-  app.setErrorHandler(async (error: { code?: string; statusCode?: number }, request, reply) => {
-    // A Content-Type the framework cannot even parse is, to ASMX, just not a SOAP or form type:
-    // dispatch as usual, with no body (415 on SOAP, "Request format is invalid" on POST, 405...).
-    if (error.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return dispatch(request, reply);
-    const { path } = splitTarget(request.url);
-    const lower = path.toLowerCase();
-    const tooLarge = error.code === 'FST_ERR_CTP_BODY_TOO_LARGE';
-    const wireError: WireError = tooLarge ? { code: 'REQUEST_TOO_LARGE' } : { code: 'SERVER_ERROR' };
-    if (!tooLarge && (error.statusCode ?? 500) >= 500) request.log.error({ err: error, reqId: request.id }, 'request failed');
-    if (lower === SERVICE_PATH_LOWER && request.method === 'POST') {
-      const version = soapTransport(parseMediaType(request.headers['content-type']).type) ?? '1.1';
-      if (!tooLarge && (error.statusCode ?? 500) < 500) return respond(reply, soapErrorResponse(version, { code: 'SOAP_UNREADABLE' }));
-      return respond(reply, soapErrorResponse(version, wireError));
+  /** A bug, not an expected failure: logged, and answered in the shape of the binding the URL names. */
+  function internalError(call: Call, err: unknown): void {
+    logger.error({ reqId: call.id, err }, 'request failed');
+    const lower = call.path?.toLowerCase() ?? '';
+    if (lower === SERVICE_PATH_LOWER && call.req.method === 'POST') {
+      const version = soapTransport(parseMediaType(call.req.headers['content-type']).type) ?? '1.1';
+      return respond(call, soapErrorResponse(version, { code: 'SERVER_ERROR' }));
     }
-    if (lower.startsWith(SERVICE_PATH_LOWER + '/') && tooLarge) return respond(reply, httpErrorResponse(wireError));
-    return respond(reply, pageResponse(500));
+    if (lower.startsWith(SERVICE_PREFIX_LOWER)) return respond(call, httpErrorResponse({ code: 'SERVER_ERROR' }));
+    respond(call, pageResponse(500));
+  }
+
+  /** More than maxRequestBytes: ASMX's "Maximum request length exceeded." in the binding's shape. */
+  function tooLarge(call: Call): void {
+    call.unreadBody = true;
+    const lower = call.path?.toLowerCase() ?? '';
+    if (lower === SERVICE_PATH_LOWER) {
+      const version = soapTransport(parseMediaType(call.req.headers['content-type']).type) ?? '1.1';
+      return respond(call, soapErrorResponse(version, { code: 'REQUEST_TOO_LARGE' }));
+    }
+    if (lower.startsWith(SERVICE_PREFIX_LOWER)) return respond(call, httpErrorResponse({ code: 'REQUEST_TOO_LARGE' }));
+    respond(call, pageResponse(500));
+  }
+
+  function run(call: Call, path: string, body: Uint8Array): void {
+    try {
+      const pending = dispatch(call, path, body);
+      if (pending !== undefined) pending.catch((err: unknown) => internalError(call, err));
+    } catch (err) {
+      internalError(call, err);
+    }
+  }
+
+  /** Reads a POST body up to the limit (ASP.NET's maxRequestLength), then dispatches. */
+  function readBodyThenRun(call: Call, path: string): void {
+    const req = call.req;
+    const declared = req.headers['content-length'];
+    // Announced over the limit: answered from the headers alone, the body never read.
+    if (declared !== undefined && Number(declared) > maxRequestBytes) return tooLarge(call);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxRequestBytes) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        tooLarge(call);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      run(call, path, chunks.length === 1 ? (chunks[0] as Buffer) : chunks.length === 0 ? NO_BODY : Buffer.concat(chunks, size));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    // A client that goes away half way gets no answer; there is nobody to send it to.
+    req.on('error', () => undefined);
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse): void {
+    const { path, query } = splitTarget(req.url ?? '/');
+    const call: Call = { req, res, id: randomUUID(), started: performance.now(), path, query, operation: null, binding: 'none', unreadBody: false };
+    const method = req.method ?? '';
+    if (!DISPATCHED_METHODS.has(method)) return respond(call, pageResponse(404));
+    // A path with an undecodable %-escape: http.sys's "Invalid URL" page.
+    if (path === null) return respond(call, pageResponse(400));
+    if (method === 'POST') return readBodyThenRun(call, path);
+    run(call, path, NO_BODY);
+  }
+
+  const bodyTimeoutMs = config.http.bodyTimeoutMs;
+  const serverOptions = {
+    // Node only enforces requestTimeout when headersTimeout is not longer, and checks every
+    // connectionsCheckingInterval: both follow the body timeout so a stalled body is cut off on time.
+    requestTimeout: bodyTimeoutMs,
+    headersTimeout: Math.min(bodyTimeoutMs, 60_000),
+    connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)),
+    // IIS sends no Keep-Alive header (README "HTTP framing"); Node writes one whenever a
+    // keep-alive timeout is set, so keep-alive idleness is bounded by the socket timeout instead.
+    keepAliveTimeout: 0,
+  };
+  const server: HttpServer | HttpsServer = options.https !== undefined
+    ? createHttpsServer({ ...serverOptions, cert: options.https.cert, key: options.https.key, minVersion: 'TLSv1.2' }, handle)
+    : createServer(serverOptions, handle);
+  server.keepAliveTimeout = 0;
+  // Idle and stalled connections are closed after 72 s without traffic.
+  server.setTimeout(72_000);
+  // Requests that cannot even be framed get http.sys's answer.
+  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
+    if (error.code === 'ECONNRESET' || socket.destroyed) return;
+    if (socket.writable) {
+      socket.write(
+        error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+          ? httpSysErrorResponse(408, 'The request took too long to arrive.')
+          : error.code === 'HPE_HEADER_OVERFLOW'
+            ? httpSysErrorResponse(400, 'The size of the request headers is too long.')
+            : httpSysErrorResponse(400, 'The request is badly formed.'),
+      );
+    }
+    socket.destroy();
   });
 
-  await app.ready();
-  // The pino logger type parameter differs from the default instance type; the surface is the same.
-  return app as unknown as FastifyInstance;
+  let injector: typeof injectFn | undefined;
+  return {
+    server,
+    listen({ host, port }) {
+      return new Promise<string>((resolve, reject) => {
+        const onError = (error: Error): void => reject(error);
+        server.once('error', onError);
+        server.listen({ host, port }, () => {
+          server.off('error', onError);
+          const address = server.address() as AddressInfo;
+          const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+          resolve(`${options.https !== undefined ? 'https' : 'http'}://${shown}:${address.port}`);
+        });
+      });
+    },
+    async inject(injectOptions) {
+      injector ??= (await import('light-my-request')).inject;
+      return injector(handle, injectOptions);
+    },
+    close() {
+      closing = true;
+      return new Promise<void>((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+  };
 }

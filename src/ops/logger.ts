@@ -4,8 +4,7 @@
  *
  * What keeps secrets out of the logs, in layers:
  * 1. The HTTP app writes its own access line (src/http/app.ts) with the path only, never the
- *    query string (HTTP GET carries passwords and tokens there), nor any body; fastify's own
- *    request logging is disabled.
+ *    query string (HTTP GET carries passwords and tokens there), nor any body; nothing else logs requests.
  * 2. The serializers below write a request's path without its query string and no headers, so
  *    a `{ req }` logged by any code cannot carry them either.
  * 3. `redact` censors credential-bearing fields wherever they appear one level deep

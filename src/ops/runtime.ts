@@ -9,7 +9,7 @@
  *   await app.listen(...); const { managementUrl } = await ops.start();
  *   ... await ops.shutdown(app, reason) on a signal ... finally await ops.close()
  */
-import type { FastifyInstance } from 'fastify';
+import type { AsmxApp } from '../http/app.js';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
@@ -42,7 +42,7 @@ export interface OpsRuntime {
   /** Once the public listener is up: starts the management listener and housekeeping; marks serving. */
   start(): Promise<{ readonly managementUrl: string | null }>;
   /** Drains and closes the public listener (see shutdown.ts); SIGTERM waits the drain delay, other reasons do not. */
-  shutdown(app: FastifyInstance, reason: string): Promise<void>;
+  shutdown(app: AsmxApp, reason: string): Promise<void>;
   /** Stops housekeeping, flushes the audit trail and closes the management listener; idempotent. */
   close(): Promise<void>;
 }

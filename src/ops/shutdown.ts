@@ -4,19 +4,19 @@
  *    (buildApp `draining`), so a load balancer stops sending and clients reconnect elsewhere;
  * 2. the drain delay: still serving normally while the load balancer notices (SIGTERM only; a
  *    Ctrl-C in a terminal skips it);
- * 3. fastify close: no new connections, idle keep-alive connections closed, requests in flight
- *    finish (requests arriving on a kept-alive connection get a 503 with Connection: close);
+ * 3. the listener closes: no new connections, idle keep-alive connections closed, requests in flight
+ *    finish (a request arriving on a kept-alive connection is still answered, with Connection: close);
  * 4. past `timeoutMs`, the remaining connections are cut.
  * A second SIGINT/SIGTERM during 2-3 skips the rest of the delay and cuts connections at once.
  * Then the caller closes the management listener and the store, and exits 0.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { FastifyInstance } from 'fastify';
+import type { AsmxApp } from '../http/app.js';
 import type { Logger } from 'pino';
 import type { Readiness } from './readiness.js';
 
 export interface ShutdownOptions {
-  readonly app: FastifyInstance;
+  readonly app: AsmxApp;
   readonly readiness: Readiness;
   readonly drainDelayMs: number;
   readonly timeoutMs: number;

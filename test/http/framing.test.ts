@@ -5,6 +5,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApp, type StartedApp } from '../support/start-app.js';
+import { exchange, portOf, requestHead } from '../robustness/raw-http.js';
 
 function rawGet(url: string, headers: Record<string, string> = {}, method = 'GET'): Promise<{ statusLine: string; headers: Record<string, string | string[] | undefined>; body: string }> {
   return new Promise((resolve, reject) => {
@@ -48,6 +49,22 @@ describe('HTTP framing', () => {
     const wrongCase = await rawGet(`${app.url}/authentication.asmx/validateusertoken?token=x`);
     expect(wrongCase.statusLine).toBe('HTTP/1.1 500');
     expect(wrongCase.body).toContain('method names are case sensitive');
+  });
+
+  it('answers a verb ASMX never sees with the 404 page, and keeps serving', async () => {
+    const res = await rawGet(`${app.url}/Authentication.asmx`, {}, 'PROPFIND');
+    expect(res.statusLine).toBe('HTTP/1.1 404');
+    expect(res.headers['content-type']).toBe('text/html');
+    expect((await rawGet(`${app.url}/Authentication.asmx/ValidateUserToken?token=x`)).statusLine).toBe('HTTP/1.1 200');
+  });
+
+  it('closes the connection after answering a request whose body it did not read', async () => {
+    // A GET with a body: answered, and the unread body is not left to frame the next request.
+    const head = requestHead('GET', '/Authentication.asmx/ValidateUserToken?token=x', { 'Content-Length': 5 });
+    const { response, closedAfterMs } = await exchange(portOf(app.url), [head, 'token'], { waitMs: 5000 });
+    expect(response?.status).toBe(200);
+    expect(response?.body.toString()).toContain('<boolean xmlns="SVCAPI">false</boolean>');
+    expect(closedAfterMs).not.toBeNull();
   });
 
   it('writes the WSDL address from the request\'s Host, escaped', async () => {

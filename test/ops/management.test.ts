@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { AsmxApp } from '../../src/http/app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher, type PasswordHasher } from '../../src/domain/password-hasher.js';
@@ -20,7 +20,7 @@ import type { Store } from '../../src/store/store.js';
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-mgmt-'));
 let store: Store;
 let ops: OpsRuntime;
-let app: FastifyInstance;
+let app: AsmxApp;
 let admin: AdminService;
 let base: string;
 let management: string;

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
+import type { AsmxApp } from '../../src/http/app.js';
 import { buildApp } from '../../src/http/app.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
@@ -20,7 +20,7 @@ import type { Store } from '../../src/store/store.js';
 import type { HttpGetOption } from '../../src/wire/http-get-option.js';
 
 export interface TestStack {
-  readonly app: FastifyInstance;
+  readonly app: AsmxApp;
   readonly store: Store;
   readonly service: AuthService;
   readonly admin: AdminService;
