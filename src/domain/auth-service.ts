@@ -54,6 +54,10 @@ export interface AuthService {
   validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome>;
   /** Valid for a live token or a login ticket (a ticket is consumed by this check). */
   validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck>;
+  /**
+   * Frozen (array and items). While the news are unchanged, the same answer is the same array
+   * object (news-cache.ts), so callers may remember what they derive from it by identity.
+   */
   whatsNew(input: WhatsNewInput, ctx: CallerContext): Promise<readonly NewsItem[]>;
   /** The application's login URL with `ticket=` appended, or '' when it cannot be given. */
   getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string>;

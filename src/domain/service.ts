@@ -7,7 +7,8 @@ import { canonicalToken, evaluateToken, hashToken, initialExpiry, newTokenString
 import { loginKey } from './logins.js';
 import { isValidIpAddress } from './ip-address.js';
 import { languageCandidates } from './languages.js';
-import { newsLimit, selectNews, toNewsItem } from './news-selection.js';
+import { newsLimit } from './news-selection.js';
+import { createNewsCache, NO_NEWS } from './news-cache.js';
 import { appendTicket } from './login-url.js';
 import { createLegacyMigration, type LegacyAuthenticator } from './legacy-migration.js';
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
@@ -37,6 +38,11 @@ export interface AuthServiceDeps {
    * always passes the configured policy).
    */
   readonly throttle?: ThrottlePolicy;
+  /**
+   * Issue 9: WhatsNew answers kept in memory (news-cache.ts), per kind of entry at most this many
+   * (default 1000); 0 reads the store on every call.
+   */
+  readonly newsCacheEntries?: number;
 }
 
 const FAILED: ValidateUserOutcome = Object.freeze({ ok: false });
@@ -53,6 +59,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const events = combineAuthEvents(deps.events);
   const padding = deps.padding ?? createFailurePadding();
   const throttle = deps.throttle === undefined ? null : createLoginThrottle(store, deps.throttle, { now: () => clock.now() });
+  const news = createNewsCache({ store, clock, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
 
   // An unknown login must cost one real verification too, or response time would tell which
   // logins exist. The dummy hash is computed once, from a password nobody knows.
@@ -176,17 +183,19 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
 
     async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {
       const limit = newsLimit(input.qtyNews);
-      if (limit === 0 || !Number.isSafeInteger(input.appId)) return [];
+      if (limit === 0 || !Number.isSafeInteger(input.appId)) return NO_NEWS;
+      // The application and the session are read on every call, never kept: disabling the
+      // application or revoking the token takes effect on the next request.
       const app = await store.getApplication(input.appId);
-      if (app === null || !app.enabled) return [];
+      if (app === null || !app.enabled) return NO_NEWS;
       let member = false;
       if (input.appToken !== null && input.appToken !== '') {
         const session = await checkSession(input.appToken);
         member = session.valid && session.record.appId === app.appId;
       }
       const candidates = languageCandidates(input.language, app.defaultLanguage);
-      const rows = await store.findPublishedNews({ appId: app.appId, languages: candidates, now: clock.now(), includeMembersOnly: member });
-      return selectNews(rows, { candidates, appVersion: input.appVersion, limit }).map(toNewsItem);
+      // Frozen, and the same array object for the same answer while the news are unchanged.
+      return news.select({ appId: app.appId, candidates, members: member, appVersion: input.appVersion, limit });
     },
 
     async getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string> {

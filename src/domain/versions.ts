@@ -65,3 +65,15 @@ export function versionInRange(appVersion: string | null, minVersion: string | n
   }
   return true;
 }
+
+/**
+ * All that versionInRange reads of a client's AppVersion, as a short string: two AppVersions
+ * with the same key are admitted by exactly the same items. '' for a missing or blank one (sees
+ * everything), '-' for one without a readable version, else the normalised dotted numbers
+ * (at most ten components of 30 digits, whatever the client sent). Used to key cached answers.
+ */
+export function clientVersionKey(appVersion: string | null): string {
+  if (appVersion === null || appVersion.trim() === '') return '';
+  const client = parseClientVersion(appVersion);
+  return client === null ? '-' : client.join('.');
+}

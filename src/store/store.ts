@@ -163,6 +163,24 @@ export interface PublishedNewsQuery {
   readonly includeMembersOnly: boolean;
 }
 
+/**
+ * findPublishedNews' rows together with how long they stay the answer (the news cache of
+ * WhatsNew, src/domain/news-cache.ts, keeps them until then or until the news revision moves).
+ */
+export interface PublishedNewsSnapshot {
+  /** Exactly what findPublishedNews returns for the same query. */
+  readonly rows: readonly NewsRecord[];
+  /** newsRevision() as of the same read: the rows are exactly the table's content at this revision. */
+  readonly revision: number;
+  /**
+   * The earliest instant after `now` at which the same query could return other rows with the
+   * table unchanged: the first publication time still to come or expiry of a relevant row (same
+   * application, languages and members-only filter). null: not before the table changes. Never
+   * later than the real change; it may be earlier (rounding), which only costs a new read.
+   */
+  readonly changesAt: Date | null;
+}
+
 export type RevokeScope = { readonly userId: number } | { readonly all: true };
 
 export type InsertUserResult = { readonly ok: true; readonly user: User } | { readonly ok: false; readonly reason: 'login-taken' };
@@ -261,6 +279,16 @@ export interface Store {
   listNews(filter?: { readonly appId?: number }): Promise<readonly NewsRecord[]>;
   /** Rows WhatsNew may show, newest first (published desc, then id desc). Version filtering is the domain's. */
   findPublishedNews(query: PublishedNewsQuery): Promise<readonly NewsRecord[]>;
+  /** findPublishedNews plus the revision it saw and when its answer next changes by the passing of time alone; one consistent read. */
+  publishedNewsSnapshot(query: PublishedNewsQuery): Promise<PublishedNewsSnapshot>;
+  /**
+   * A number that changes with every committed INSERT, UPDATE or DELETE on the news table, by
+   * whatever path (this store, another process, another instance, raw SQL: database triggers
+   * bump it, migration 5), and never comes back to an earlier value, even after a restore or a
+   * re-created database (it is at least the database clock in microseconds). One single-row
+   * read; callers compare it for equality only.
+   */
+  newsRevision(): Promise<number>;
   getNews(newsId: number): Promise<NewsRecord | null>;
   /** false when no such row. */
   deleteNews(newsId: number): Promise<boolean>;

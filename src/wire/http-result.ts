@@ -8,8 +8,12 @@
 import type { CompiledContract, CompiledOperation, ResultValue } from './compiled-contract.js';
 import type { Row } from './datatable.js';
 import { escapeXmlText } from './xml-text.js';
+import { encodeTableOnce, renderTableOnce } from './table-memo.js';
 
 const DECL = '<?xml version="1.0" encoding="utf-8"?>\r\n';
+
+const tableText = (contract: CompiledContract, rows: readonly Row[]): string =>
+  `${DECL}<DataTable xmlns="${contract.namespace}">\r\n${contract.table.indented(rows, '  ')}\r\n</DataTable>`;
 
 export function writeHttpResult(contract: CompiledContract, operation: CompiledOperation, value: ResultValue): string {
   const ns = contract.namespace;
@@ -20,7 +24,19 @@ export function writeHttpResult(contract: CompiledContract, operation: CompiledO
     }
     case 'boolean':
       return `${DECL}<boolean xmlns="${ns}">${value === true ? 'true' : 'false'}</boolean>`;
-    case 'DataTable':
-      return `${DECL}<DataTable xmlns="${ns}">\r\n${contract.table.indented(value as readonly Row[], '  ')}\r\n</DataTable>`;
+    case 'DataTable': {
+      const rows = value as readonly Row[];
+      return renderTableOnce(rows, operation, () => tableText(contract, rows));
+    }
   }
+}
+
+/**
+ * writeHttpResult as UTF-8 bytes, for a server that writes bytes: a frozen table (WhatsNew's
+ * answers) is rendered and encoded once, then the same Buffer is returned (never modify it).
+ */
+export function writeHttpResultBytes(contract: CompiledContract, operation: CompiledOperation, value: ResultValue): Buffer {
+  if (operation.spec.result !== 'DataTable') return Buffer.from(writeHttpResult(contract, operation, value), 'utf8');
+  const rows = value as readonly Row[];
+  return encodeTableOnce(rows, operation, () => tableText(contract, rows));
 }

@@ -165,6 +165,68 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       }
     });
 
+    it('moves the news revision on INSERT, UPDATE, DELETE and TRUNCATE by another connection with another search_path (issue 9)', async () => {
+      const { url, schema } = freshUrl();
+      const store = await openStore(url);
+      try {
+        const seen = [await store.newsRevision()];
+        const expectMoved = async (what: string): Promise<void> => {
+          const revision = await store.newsRevision();
+          expect(seen, what).not.toContain(revision);
+          seen.push(revision);
+        };
+        // The admin connection's search_path does not name the schema: the trigger must still find its row.
+        const [inserted] = await adminQuery<{ news_id: string }>(`INSERT INTO "${schema}".news (app_id, language, title, body, published_at, created_at)
+          VALUES (2, 'en', 'raw', 'b', now(), now()) RETURNING news_id`);
+        await expectMoved('INSERT');
+        await adminQuery(`UPDATE "${schema}".news SET title = 'edited' WHERE news_id = $1`, [inserted?.news_id]);
+        await expectMoved('UPDATE');
+        await adminQuery(`DELETE FROM "${schema}".news WHERE news_id = $1`, [inserted?.news_id]);
+        await expectMoved('DELETE');
+        await adminQuery(`INSERT INTO "${schema}".news (app_id, language, title, body, published_at, created_at) VALUES (2, 'en', 'x', 'b', now(), now())`);
+        await expectMoved('second INSERT');
+        await adminQuery(`TRUNCATE "${schema}".news`);
+        await expectMoved('TRUNCATE');
+        expect(await store.listNews()).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('reads a snapshot whose revision names exactly the rows it holds, while another pool writes (issue 9)', async () => {
+      const { url } = freshUrl();
+      const a = await openStore(url);
+      const b = await openStore(url);
+      try {
+        const base = {
+          appId: 2, language: 'en', title: 't', body: 'b', url: null, publishedAt: new Date(Date.now() - HOUR), expiresAt: null,
+          minVersion: null, maxVersion: null, membersOnly: false, createdAt: new Date(),
+        };
+        const query = { appId: 2, languages: ['en'], now: new Date(), includeMembersOnly: false };
+        const countAt = new Map<number, number>();
+        const writes = (async () => {
+          for (let i = 0; i < 30; i++) await b.insertNews({ ...base, title: `t${i}` });
+        })();
+        let reads = 0;
+        let done = false;
+        void writes.then(() => { done = true; });
+        while (!done || reads === 0) {
+          const snapshot = await a.publishedNewsSnapshot(query);
+          const known = countAt.get(snapshot.revision);
+          if (known !== undefined) expect(snapshot.rows.length, `revision ${snapshot.revision}`).toBe(known);
+          countAt.set(snapshot.revision, snapshot.rows.length);
+          reads++;
+        }
+        await writes;
+        // Every revision seen twice held the same rows; and the rows grow with the revision.
+        const ordered = [...countAt.entries()].sort(([r1], [r2]) => r1 - r2).map(([, n]) => n);
+        expect(ordered).toEqual([...ordered].sort((x, y) => x - y));
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    });
+
     it('fails fast when the server cannot be reached', async () => {
       const started = Date.now();
       await expect(openPostgresStore({ url: 'postgres://postgres@127.0.0.1:1/test?schema=x' })).rejects.toThrow();

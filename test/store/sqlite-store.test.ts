@@ -85,6 +85,40 @@ describe('SQLite adapter specifics', () => {
   });
 });
 
+describe('SQLite news revision (issue 9)', () => {
+  it('moves on INSERT, UPDATE and DELETE of news by raw SQL from another connection, and the store sees it at once', async () => {
+    const path = freshFile();
+    const store = await openStore(`sqlite:${path}`);
+    const raw = new Database(path);
+    try {
+      const seen = [await store.newsRevision()];
+      const expectMoved = async (what: string): Promise<void> => {
+        const revision = await store.newsRevision();
+        expect(seen, what).not.toContain(revision);
+        seen.push(revision);
+      };
+      const { id } = raw.prepare(`INSERT INTO news (app_id, language, title, body, published_at, created_at)
+        VALUES (2, 'en', 'raw', 'b', 0, 0) RETURNING news_id AS id`).get() as { id: number };
+      await expectMoved('INSERT');
+      expect((await store.publishedNewsSnapshot({ appId: 2, languages: ['en'], now: new Date(), includeMembersOnly: false })).revision).toBe(seen.at(-1));
+      raw.prepare("UPDATE news SET title = 'edited' WHERE news_id = ?").run(id);
+      await expectMoved('UPDATE');
+      expect((await store.getNews(id))?.title).toBe('edited');
+      raw.prepare('DELETE FROM news').run();
+      await expectMoved('DELETE without WHERE');
+      raw.prepare("UPDATE news SET title = 'none' WHERE news_id = ?").run(id); // no row: nothing changed
+      expect(await store.newsRevision()).toBe(seen.at(-1));
+      // Without its row the revision would stop moving: reads reject instead of answering stale.
+      raw.prepare('DELETE FROM news_revision').run();
+      await expect(store.newsRevision()).rejects.toThrow(/news_revision row is missing/);
+      await expect(store.publishedNewsSnapshot({ appId: 2, languages: ['en'], now: new Date(), includeMembersOnly: false })).rejects.toThrow(/news_revision/);
+    } finally {
+      raw.close();
+      await store.close();
+    }
+  });
+});
+
 describe('SQLite brute-force counters (issue 6)', () => {
   it('are shared by two connections to the same file: neither can take a slot the other took', async () => {
     const path = freshFile();

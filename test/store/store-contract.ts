@@ -355,6 +355,65 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.deleteNews(n.newsId)).toBe(false);
         expect(await store.getNews(n.newsId)).toBeNull();
       });
+
+      it('moves the news revision on every news write, to a value never seen before, and not on other writes (issue 9)', async () => {
+        const seen = [await store.newsRevision()];
+        expect(Number.isSafeInteger(seen[0])).toBe(true);
+        // At least the clock in microseconds: a restored or re-created database cannot repeat an old value.
+        expect(seen[0]).toBeGreaterThanOrEqual((Date.now() - 60_000) * 1000);
+        const moved = async (what: string): Promise<void> => {
+          const revision = await store.newsRevision();
+          expect(seen, what).not.toContain(revision);
+          seen.push(revision);
+        };
+        const a = await store.insertNews(base);
+        await moved('insertNews');
+        await store.insertNews({ ...base, membersOnly: true, language: 'pt' });
+        await moved('second insertNews');
+        expect(await store.deleteNews(a.newsId)).toBe(true);
+        await moved('deleteNews');
+        const unchanged = await store.newsRevision();
+        await addUser('alice');
+        await store.updateApplication(2, { name: 'GPS 2', defaultLanguage: 'pt' }, T0);
+        await store.insertApplication(app(7));
+        expect(await store.newsRevision()).toBe(unchanged);
+        expect(await store.newsRevision()).toBe(unchanged); // reading does not move it
+      });
+
+      it('gives a snapshot: the published rows, the revision they were read at, and when they next change (issue 9)', async () => {
+        await store.insertApplication(app(7));
+        const now = at(10 * HOUR);
+        await store.insertNews({ ...base, publishedAt: at(1 * HOUR) });
+        await store.insertNews({ ...base, publishedAt: at(2 * HOUR), expiresAt: at(30 * HOUR) });
+        await store.insertNews({ ...base, publishedAt: at(2 * HOUR), language: 'pt' });
+        await store.insertNews({ ...base, publishedAt: at(12 * HOUR) }); // scheduled
+        await store.insertNews({ ...base, expiresAt: now }); // expired at now: never again
+        await store.insertNews({ ...base, publishedAt: at(11 * HOUR), language: 'de' }); // other language
+        await store.insertNews({ ...base, publishedAt: at(11 * HOUR), appId: 7 }); // other application
+        await store.insertNews({ ...base, publishedAt: at(11 * HOUR), membersOnly: true }); // only for members
+        await store.insertNews({ ...base, expiresAt: at(20 * HOUR), membersOnly: true });
+        await store.insertNews({ ...base, expiresAt: at(10 * HOUR + 1), language: 'pt' });
+
+        const query = { appId: 2, languages: ['en', 'pt'], now, includeMembersOnly: false };
+        const revision = await store.newsRevision();
+        const snapshot = await store.publishedNewsSnapshot(query);
+        expect(snapshot.rows).toEqual(await store.findPublishedNews(query));
+        expect(snapshot.rows).toHaveLength(4);
+        expect(snapshot.revision).toBe(revision);
+        expect(snapshot.changesAt).toEqual(at(10 * HOUR + 1)); // the pt row expiring first
+        expect((await store.publishedNewsSnapshot({ ...query, languages: ['en'] })).changesAt).toEqual(at(12 * HOUR)); // the scheduled en row
+        const members = await store.publishedNewsSnapshot({ ...query, languages: ['en'], includeMembersOnly: true });
+        expect(members.rows).toEqual(await store.findPublishedNews({ ...query, languages: ['en'], includeMembersOnly: true }));
+        expect(members.changesAt).toEqual(at(11 * HOUR)); // the scheduled members-only row
+        // Just before and at the boundary: the same rows until then, other rows from then.
+        const before = await store.publishedNewsSnapshot({ ...query, languages: ['en'], now: at(12 * HOUR - 1) });
+        const after = await store.publishedNewsSnapshot({ ...query, languages: ['en'], now: at(12 * HOUR) });
+        expect(before.rows.map((n) => n.newsId)).toEqual(snapshot.rows.filter((n) => n.language === 'en').map((n) => n.newsId));
+        expect(after.rows).toHaveLength(before.rows.length + 1);
+        expect(after.changesAt).toEqual(at(30 * HOUR));
+        expect((await store.publishedNewsSnapshot({ ...query, languages: ['en'], now: at(30 * HOUR) })).changesAt).toBeNull();
+        expect(await store.publishedNewsSnapshot({ ...query, languages: [] })).toEqual({ rows: [], revision, changesAt: null });
+      });
     });
 
     describe('export / import', () => {

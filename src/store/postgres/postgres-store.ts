@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type {
   ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
-  PasswordHashRow, PublishedNewsQuery, RevokeScope, SessionExpectation, Store, User, UserCredentials,
+  PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, User, UserCredentials,
 } from '../store.js';
 import type { AuditQuery, NewAuditEvent } from '../store.js';
 import type { AttemptReservation, LoginAttempt, ThrottleLimits } from '../store.js';
@@ -11,6 +11,7 @@ import {
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
 import { parsePostgresUrl } from './postgres-url.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { newsRevisionValue, toPublishedNewsSnapshot } from '../news-snapshot.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -214,6 +215,23 @@ function createPostgresStore(pool: pg.Pool): Store {
   }
 
   const one = (result: pg.QueryResult<Row>): Row | undefined => result.rows[0];
+
+  /**
+   * The rows WhatsNew may show (visible) and the scheduled ones, which only say when that set
+   * changes (news-snapshot.ts), with the news revision. One statement, so one snapshot: the
+   * revision names exactly the state the rows come from. The outer join yields one row of nulls
+   * (news_id null) when no news matches, so the revision always comes back.
+   */
+  async function newsSnapshot(query: PublishedNewsQuery): Promise<PublishedNewsSnapshot> {
+    const result = await q('news_snapshot', `SELECT r.revision, n.* FROM news_revision r LEFT JOIN LATERAL (
+        SELECT ${NEWS_COLUMNS}, published_at <= $3 AS visible FROM news
+        WHERE app_id = $1 AND language = ANY($2::text[]) AND (expires_at IS NULL OR expires_at > $3)
+          AND (NOT members_only OR $4::boolean)
+      ) n ON true
+      ORDER BY n.published_at DESC, n.news_id DESC`, [query.appId, [...query.languages], query.now, query.includeMembersOnly], true);
+    const rows = result.rows.filter((r) => r.news_id !== null);
+    return toPublishedNewsSnapshot(rows, newsRevisionValue(result.rows[0]?.revision), toNews, (v) => v === true);
+  }
 
   async function getUserOn(db: Queryable, userId: number): Promise<User | null> {
     const row = (await db.query<Row>({ name: 'user_by_id', text: `SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = $1`, values: [userId] })).rows[0];
@@ -515,11 +533,14 @@ function createPostgresStore(pool: pg.Pool): Store {
         ORDER BY published_at DESC, news_id DESC`, [filter?.appId ?? null], true)).rows.map(toNews);
     },
     async findPublishedNews(query: PublishedNewsQuery) {
-      if (query.languages.length === 0) return [];
-      return (await q('published_news', `SELECT ${NEWS_COLUMNS} FROM news
-        WHERE app_id = $1 AND language = ANY($2::text[]) AND published_at <= $3 AND (expires_at IS NULL OR expires_at > $3)
-          AND (NOT members_only OR $4::boolean)
-        ORDER BY published_at DESC, news_id DESC`, [query.appId, [...query.languages], query.now, query.includeMembersOnly], true)).rows.map(toNews);
+      return (await newsSnapshot(query)).rows;
+    },
+    async publishedNewsSnapshot(query: PublishedNewsQuery) {
+      return newsSnapshot(query);
+    },
+    async newsRevision() {
+      // Bumped by a trigger on every write to news (migration 5); read on every WhatsNew.
+      return newsRevisionValue(one(await q('news_revision', 'SELECT revision FROM news_revision', [], true))?.revision);
     },
     async getNews(newsId) {
       const row = one(await q('get_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE news_id = $1`, [newsId], true));

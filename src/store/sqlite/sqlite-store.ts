@@ -3,7 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import type {
   Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser,
-  PublishedNewsQuery, RevokeScope, Store, User, UserCredentials,
+  PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, User, UserCredentials,
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
 import type { AuditQuery, NewAuditEvent } from '../store.js';
@@ -13,6 +13,7 @@ import {
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { newsRevisionValue, toPublishedNewsSnapshot } from '../news-snapshot.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -202,10 +203,14 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @createdAt)
       RETURNING *`),
     listNews: db.prepare(`SELECT * FROM news WHERE @appId IS NULL OR app_id = @appId ORDER BY published_at DESC, news_id DESC`),
-    publishedNews: db.prepare(`SELECT * FROM news
+    // The rows WhatsNew may show (visible = 1) and the scheduled ones, which only say when that
+    // set changes (news-snapshot.ts).
+    newsSnapshot: db.prepare(`SELECT *, published_at <= @now AS visible FROM news
       WHERE app_id = @appId AND language IN (SELECT value FROM json_each(@languages))
-        AND published_at <= @now AND (expires_at IS NULL OR expires_at > @now) AND (members_only = 0 OR @members = 1)
+        AND (expires_at IS NULL OR expires_at > @now) AND (members_only = 0 OR @members = 1)
       ORDER BY published_at DESC, news_id DESC`),
+    // Bumped by triggers on every write to news (migration 5); read on every WhatsNew.
+    newsRevision: db.prepare('SELECT revision FROM news_revision WHERE id = 1').pluck(),
     getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
     deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
 
@@ -291,6 +296,16 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const purgeThrottleTx = db.transaction((now: Date, knownBefore: Date, limit: number): number => {
     const counters = throttle.purgeCounters.run({ now: ms(now), limit }).changes;
     return counters + (counters < limit ? throttle.purgeKnown.run({ before: ms(knownBefore), limit: limit - counters }).changes : 0);
+  });
+
+  // One read transaction: in WAL mode both statements see the same snapshot of the database, so
+  // the revision names exactly the state the rows come from (another process may write between).
+  const newsSnapshot = db.transaction((query: PublishedNewsQuery): PublishedNewsSnapshot => {
+    const revision = newsRevisionValue(s.newsRevision.get());
+    const rows = query.languages.length === 0 ? [] : s.newsSnapshot.all({
+      appId: query.appId, languages: JSON.stringify(query.languages), now: ms(query.now), members: bool(query.includeMembersOnly),
+    }) as Row[];
+    return toPublishedNewsSnapshot(rows, revision, toNews, (v) => v === 1);
   });
 
   const getUser = (userId: number): User | null => {
@@ -495,10 +510,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return (s.listNews.all({ appId: filter?.appId ?? null }) as Row[]).map(toNews);
     },
     async findPublishedNews(query: PublishedNewsQuery) {
-      if (query.languages.length === 0) return [];
-      return (s.publishedNews.all({
-        appId: query.appId, languages: JSON.stringify(query.languages), now: ms(query.now), members: bool(query.includeMembersOnly),
-      }) as Row[]).map(toNews);
+      return newsSnapshot(query).rows;
+    },
+    async publishedNewsSnapshot(query: PublishedNewsQuery) {
+      return newsSnapshot(query);
+    },
+    async newsRevision() {
+      return newsRevisionValue(s.newsRevision.get());
     },
     async getNews(newsId) {
       const row = s.getNews.get(newsId) as Row | undefined;

@@ -3,6 +3,7 @@ import { initialSchema } from './001-initial-schema.js';
 import { legacyMigrations } from './002-legacy-migrations.js';
 import { bruteForce } from './003-brute-force.js';
 import { auditEvents } from './004-audit-events.js';
+import { newsRevision } from './005-news-revision.js';
 
 export interface PostgresMigration {
   /**
@@ -14,7 +15,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

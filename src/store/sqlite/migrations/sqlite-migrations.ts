@@ -3,6 +3,7 @@ import { initialSchema } from './001-initial-schema.js';
 import { legacyMigrations } from './002-legacy-migrations.js';
 import { bruteForce } from './003-brute-force.js';
 import { auditEvents } from './004-audit-events.js';
+import { newsRevision } from './005-news-revision.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -11,7 +12,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision]);
 
 /**
  * Brings the database up to the newest schema; returns the resulting version. Runs in one
