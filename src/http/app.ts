@@ -28,11 +28,11 @@ import { httpSysErrorResponse } from '../wire/error-pages.js';
 import { compileHelpPage } from '../wire/help-page.js';
 import { bindHttpArgs, FormCollection, lookupHttpMethod, parseUrlEncoded, readFormBody } from '../wire/http-form.js';
 import { offersHttpGet, type HttpGetOption } from '../wire/http-get-option.js';
-import { writeHttpResult } from '../wire/http-result.js';
+import { writeHttpResultBody } from '../wire/http-result.js';
 import { parseMediaType } from '../wire/media-type.js';
 import { SOAP_CONTENT_TYPE, type SoapVersion } from '../wire/soap-envelope.js';
 import { decodeSoapRequest, soapTransport } from '../wire/soap-request.js';
-import { writeSoapResult } from '../wire/soap-result.js';
+import { writeSoapResultBody } from '../wire/soap-result.js';
 import type { WireError } from '../wire/wire-errors.js';
 import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
 import { compileWsdl } from '../wire/wsdl.js';
@@ -177,7 +177,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
       'cache-control': response.cacheControl,
       // Browsers must not guess a type: a reflected value in a text/plain error stays text.
       'x-content-type-options': 'nosniff',
-      'content-length': Buffer.byteLength(body),
+      'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
     };
     if (response.headers !== undefined) Object.assign(headers, response.headers);
     // While draining or closing, and after a body left unread, every answer asks the client to reconnect.
@@ -259,7 +259,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
       // Only the JSON operations read the query string of a SOAP call (Request["login"]).
       const query = operation.spec.requestReads ? parseUrlEncoded(call.query) : FormCollection.EMPTY;
       const value = await invoke(call, operation, decoded.args, query, FormCollection.EMPTY);
-      respond(call, success(SOAP_CONTENT_TYPE[version], writeSoapResult(contract, operation, version, value), operation.spec.resultCarriesSecret));
+      respond(call, success(SOAP_CONTENT_TYPE[version], writeSoapResultBody(contract, operation, version, value), operation.spec.resultCarriesSecret));
     } catch (err) {
       respond(call, soapErrorResponse(version, operationFailure(call, operation.name, err)));
     }
@@ -289,7 +289,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     if (!bound.ok) return respond(call, httpErrorResponse(bound.error));
     try {
       const value = await invoke(call, operation, bound.args, query, form);
-      respond(call, success(XML_CONTENT_TYPE, writeHttpResult(contract, operation, value), operation.spec.resultCarriesSecret));
+      respond(call, success(XML_CONTENT_TYPE, writeHttpResultBody(contract, operation, value), operation.spec.resultCarriesSecret));
     } catch (err) {
       respond(call, httpErrorResponse(operationFailure(call, operation.name, err)));
     }

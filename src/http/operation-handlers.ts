@@ -4,7 +4,7 @@
  * Adding an operation is one entry here plus its domain method.
  */
 import type { OperationName, ParamValue } from '../contract/operations.js';
-import type { AuthService, CallerContext } from '../domain/auth-service.js';
+import type { AuthService, CallerContext, NewsItem } from '../domain/auth-service.js';
 import { validateUserJson, validateUserTokenJson, VALIDATE_USER_JSON_FAILURE } from '../domain/json-results.js';
 import type { ResultValue } from '../wire/compiled-contract.js';
 import type { Row } from '../wire/datatable.js';
@@ -52,6 +52,9 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 export function createOperationHandlers(service: AuthService): Readonly<Record<OperationName, OperationHandler>> {
+  // WhatsNew answers are frozen and the same array while the news are unchanged (news-cache.ts):
+  // each is mapped once, frozen, so the wire layer renders it once (src/wire/table-memo.ts).
+  const newsTables = new WeakMap<readonly NewsItem[], readonly Row[]>();
   return Object.freeze({
     async ValidateUser(args, { ctx }) {
       const outcome = await service.validateUser({ login: str(args, 0), password: str(args, 1), appId: int(args, 2), ipAddress: str(args, 3) }, ctx);
@@ -65,7 +68,12 @@ export function createOperationHandlers(service: AuthService): Readonly<Record<O
         { appToken: str(args, 0), appId: int(args, 1), appVersion: str(args, 2), language: str(args, 3), qtyNews: int(args, 4) },
         ctx,
       );
-      return items.map((n): Row => [n.newsId, n.appId, n.title, n.body, n.language, n.url, n.publishedAt]);
+      let rows = newsTables.get(items);
+      if (rows === undefined) {
+        rows = Object.freeze(items.map((n): Row => Object.freeze([n.newsId, n.appId, n.title, n.body, n.language, n.url, n.publishedAt])));
+        if (Object.isFrozen(items)) newsTables.set(items, rows);
+      }
+      return rows;
     },
     async ValidateUserJSON(_args, facts) {
       const basic = basicCredentials(facts.authorization);

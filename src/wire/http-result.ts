@@ -31,12 +31,9 @@ export function writeHttpResult(contract: CompiledContract, operation: CompiledO
   }
 }
 
-/**
- * writeHttpResult as UTF-8 bytes, for a server that writes bytes: a frozen table (WhatsNew's
- * answers) is rendered and encoded once, then the same Buffer is returned (never modify it).
- */
-export function writeHttpResultBytes(contract: CompiledContract, operation: CompiledOperation, value: ResultValue): Buffer {
-  if (operation.spec.result !== 'DataTable') return Buffer.from(writeHttpResult(contract, operation, value), 'utf8');
+/** writeHttpResult as the server writes it: text for a scalar, bytes (encoded once when frozen) for a table; see writeSoapResultBody. */
+export function writeHttpResultBody(contract: CompiledContract, operation: CompiledOperation, value: ResultValue): string | Buffer {
+  if (operation.spec.result !== 'DataTable') return writeHttpResult(contract, operation, value);
   const rows = value as readonly Row[];
   return encodeTableOnce(rows, operation, () => tableText(contract, rows));
 }

@@ -21,11 +21,12 @@ export function writeSoapResult(contract: CompiledContract, operation: CompiledO
 }
 
 /**
- * writeSoapResult as UTF-8 bytes, for a server that writes bytes: a frozen table (WhatsNew's
- * answers) is rendered and encoded once, then the same Buffer is returned (never modify it).
+ * writeSoapResult as the server writes it: a scalar result as text (the socket write encodes
+ * it), a table as UTF-8 bytes, encoded once for a frozen table (WhatsNew's answers) and then the
+ * same Buffer every time (never modify it): encoding 50 kB of XML would cost more than the rest.
  */
-export function writeSoapResultBytes(contract: CompiledContract, operation: CompiledOperation, version: SoapVersion, value: ResultValue): Buffer {
-  if (operation.spec.result !== 'DataTable') return Buffer.from(writeSoapResult(contract, operation, version, value), 'utf8');
+export function writeSoapResultBody(contract: CompiledContract, operation: CompiledOperation, version: SoapVersion, value: ResultValue): string | Buffer {
+  if (operation.spec.result !== 'DataTable') return writeSoapResult(contract, operation, version, value);
   const frame = operation.soap[version];
   const rows = value as readonly Row[];
   return encodeTableOnce(rows, frame, () => tableText(contract, frame, rows));

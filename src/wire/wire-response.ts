@@ -13,7 +13,8 @@ export interface WireResponse {
   readonly status: number;
   readonly contentType: string;
   readonly cacheControl: string;
-  readonly body: string;
+  /** Text, or bytes already encoded (a rendered table, shared: never modified). */
+  readonly body: string | Buffer;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -25,7 +26,7 @@ export const CACHE_ERROR = 'private';
 /** Responses of operations whose result can be a token or ticket (deviation: a security decision). */
 export const CACHE_SECRET = 'no-store';
 
-export function success(contentType: string, body: string, carriesSecret = false): WireResponse {
+export function success(contentType: string, body: string | Buffer, carriesSecret = false): WireResponse {
   return { status: 200, contentType, cacheControl: carriesSecret ? CACHE_SECRET : CACHE_SUCCESS, body };
 }
 
