@@ -3,9 +3,26 @@
  * matching is a plain equality whatever case the client or operator used.
  */
 
+/**
+ * Tags already canonicalised: Intl.getCanonicalLocales costs microseconds and WhatsNew asks for
+ * up to three per request (issue 9). Clients send a handful of distinct tags; the map is emptied
+ * whenever it fills, so arbitrary input cannot grow it.
+ */
+const canonicalTags = new Map<string, string | null>();
+const MAX_REMEMBERED_TAGS = 512;
+
 /** Canonical form of a well-formed tag, or null. */
 export function canonicalLanguage(tag: string | null | undefined): string | null {
   if (typeof tag !== 'string') return null;
+  const known = canonicalTags.get(tag);
+  if (known !== undefined) return known;
+  const canonical = canonicalize(tag);
+  if (canonicalTags.size >= MAX_REMEMBERED_TAGS) canonicalTags.clear();
+  canonicalTags.set(tag, canonical);
+  return canonical;
+}
+
+function canonicalize(tag: string): string | null {
   const trimmed = tag.trim().replace(/_/g, '-');
   if (trimmed === '' || trimmed.length > 35) return null;
   try {

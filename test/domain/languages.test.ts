@@ -19,4 +19,14 @@ describe('languages', () => {
     expect(languageCandidates(null, 'en')).toEqual(['en']);
     expect(languageCandidates('%%%', 'en')).toEqual(['en']);
   });
+
+  it('gives the same answers when asked again, also after many distinct tags have been seen', () => {
+    const expected = new Map([['pt_br', 'pt-BR'], ['EN', 'en'], ['not a tag', null], ['ZH-hant-tw', 'zh-Hant-TW']]);
+    for (let round = 0; round < 3; round++) {
+      for (const [tag, canonical] of expected) expect(canonicalLanguage(tag)).toBe(canonical);
+      // More distinct client-sent tags than are remembered: answers must not change.
+      for (let i = 0; i < 1500; i++) canonicalLanguage(`x-${round}-${i}`);
+    }
+    expect(canonicalLanguage(' pt_br ')).toBe('pt-BR');
+  });
 });
