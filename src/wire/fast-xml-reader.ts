@@ -19,7 +19,6 @@ const XMLNS_NS = 'http://www.w3.org/2000/xmlns/';
 // eslint-disable-next-line no-control-regex
 const NEEDS_FULL_PARSER = /[\u0000-\u0008\u000B-\u001F\uD800-\uDFFF\uFFFE\uFFFF]/;
 const XML_DECL = /<\?xml[ \t\n]+version[ \t\n]*=[ \t\n]*(["'])1\.[0-9]+\1(?:[ \t\n]+encoding[ \t\n]*=[ \t\n]*(["'])[A-Za-z][A-Za-z0-9._-]*\2)?(?:[ \t\n]+standalone[ \t\n]*=[ \t\n]*(["'])(?:yes|no)\3)?[ \t\n]*\?>/y;
-const QNAME = /[A-Za-z_][A-Za-z0-9._-]*(?::[A-Za-z_][A-Za-z0-9._-]*)?/y;
 const ENTITY = /&(?:(lt|gt|amp|quot|apos)|#([0-9]{1,7})|#x([0-9A-Fa-f]{1,6}));/g;
 const PREDEFINED: Readonly<Record<string, string>> = { lt: '<', gt: '>', amp: '&', quot: '"', apos: "'" };
 
@@ -50,6 +49,42 @@ function decode(raw: string): string {
 
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x09;
+}
+
+/** [A-Za-z_]: the ASCII name start characters (anything else is left to saxes). */
+function isNameStart(c: number): boolean {
+  return (c >= 0x61 && c <= 0x7a) || (c >= 0x41 && c <= 0x5a) || c === 0x5f;
+}
+
+/** [A-Za-z0-9._-]. */
+function isNameChar(c: number): boolean {
+  return isNameStart(c) || (c >= 0x30 && c <= 0x39) || c === 0x2e || c === 0x2d;
+}
+
+/**
+ * The end of the qualified name at `at` (prefix:local or local), by hand: a sticky regex
+ * allocates a match per name, and names are most of what a SOAP envelope's markup is.
+ */
+function nameEnd(text: string, at: number): number {
+  if (!isNameStart(text.charCodeAt(at))) throw BAIL;
+  let i = at + 1;
+  while (isNameChar(text.charCodeAt(i))) i++;
+  if (text.charCodeAt(i) === 0x3a /* : */ && isNameStart(text.charCodeAt(i + 1))) {
+    i += 2;
+    while (isNameChar(text.charCodeAt(i))) i++;
+  }
+  return i;
+}
+
+/** Whether `names` holds a duplicate; linear for the few attributes an element usually has. */
+function hasDuplicate(names: readonly string[]): boolean {
+  const n = names.length;
+  if (n < 2) return false;
+  if (n <= 8) {
+    for (let i = 1; i < n; i++) for (let j = 0; j < i; j++) if (names[i] === names[j]) return true;
+    return false;
+  }
+  return new Set(names).size !== n;
 }
 
 interface Scope {
@@ -108,12 +143,7 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
   let root: XmlElement | undefined;
   let count = 0;
 
-  const readName = (at: number): string => {
-    QNAME.lastIndex = at;
-    const m = QNAME.exec(text);
-    if (m === null) throw BAIL;
-    return m[0];
-  };
+  const readName = (at: number): string => text.slice(at, nameEnd(text, at));
 
   while (pos < len) {
     const lt = text.indexOf('<', pos);
@@ -150,7 +180,9 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
     // Start tag.
     const qname = readName(pos);
     pos += qname.length;
-    const raw: Array<[string, string]> = [];
+    // Attributes as written: names and (entity-decoded) values, in parallel.
+    const rawNames: string[] = [];
+    const rawValues: string[] = [];
     let selfClosing = false;
     for (;;) {
       const before = pos;
@@ -180,7 +212,8 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
       const value = text.slice(pos + 1, close);
       // '<' is not allowed; tab and newline would need attribute-value normalisation.
       if (value.includes('<') || value.includes('\t') || value.includes('\n')) throw BAIL;
-      raw.push([attr, decode(value)]);
+      rawNames.push(attr);
+      rawValues.push(decode(value));
       pos = close + 1;
     }
 
@@ -189,10 +222,10 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
     // Namespace declarations first, then names.
     let prefixes: Record<string, string> | null = null;
     let defaultNs = scope.defaultNs;
-    const seen = new Set<string>();
-    for (const [name, value] of raw) {
-      if (seen.has(name)) throw BAIL;
-      seen.add(name);
+    if (hasDuplicate(rawNames)) throw BAIL;
+    for (let a = 0; a < rawNames.length; a++) {
+      const name = rawNames[a] as string;
+      const value = rawValues[a] as string;
       if (name === 'xmlns') {
         defaultNs = value;
       } else if (name.startsWith('xmlns:')) {
@@ -205,8 +238,11 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
     scope = prefixes === null && defaultNs === scope.defaultNs ? scope : { prefixes, defaultNs, parent: scope };
 
     const attributes: XmlAttribute[] = [];
-    const expanded = new Set<string>();
-    for (const [name, value] of raw) {
+    // Expanded names of prefixed attributes, to refuse two that resolve alike; rarely needed.
+    let expanded: Set<string> | null = null;
+    for (let a = 0; a < rawNames.length; a++) {
+      const name = rawNames[a] as string;
+      const value = rawValues[a] as string;
       let ns: string;
       let local: string;
       if (name === 'xmlns' || name.startsWith('xmlns:')) {
@@ -223,6 +259,7 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
           ns = uri;
           local = name.slice(colon + 1);
           const key = `{${ns}}${local}`;
+          expanded ??= new Set<string>();
           if (expanded.has(key)) throw BAIL;
           expanded.add(key);
         }
