@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { RandomSource } from './random-source.js';
 import type { TokenRecord } from '../store/store.js';
 
@@ -36,9 +36,13 @@ export function canonicalToken(input: string | null | undefined): string | null 
   return null;
 }
 
-/** What the store keeps instead of the token: SHA-256 hex of its canonical text. */
+/**
+ * What the store keeps instead of the token: SHA-256 hex of its canonical text (UTF-8). Every
+ * client request computes one, so the one-shot crypto.hash (Node 20.12+; the engines field asks
+ * for 20.19) is used: about 0.3 µs against 0.8 µs for a createHash object (issue 9).
+ */
 export function hashToken(canonical: string): string {
-  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+  return hash('sha256', canonical, 'hex');
 }
 
 export type TokenVerdict =

@@ -24,7 +24,8 @@ export interface RowMappers {
   toApplication(r: Row): Application;
   toUser(r: Row): User;
   toNews(r: Row): NewsRecord;
-  toToken(r: Row): TokenRecord;
+  /** A row of TOKEN_SELECT as an array (see TOKEN_COLUMNS). */
+  toToken(r: readonly unknown[]): TokenRecord;
   toAudit(r: Row): AuditRecord;
 }
 
@@ -38,10 +39,17 @@ const numOrNull = (v: unknown): number | null => (isNull(v) ? null : Number(v));
  * The hot path (every client request validates a token): one primary-key lookup, joined to the
  * token's user, application and grant so their state is judged from the same read. Both
  * dialects append their own `WHERE t.token_hash = ...`.
+ *
+ * Rows of this select are read as arrays (better-sqlite3 `.raw()`, node-postgres
+ * `rowMode: 'array'`), in the order of TOKEN_COLUMNS, which toToken destructures in the same
+ * order: building a keyed object per row costs better-sqlite3 about 1.5 µs, a quarter of the
+ * whole lookup (issue 9).
  */
-export const TOKEN_SELECT = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+const TOKEN_COLUMNS = `t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
     t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
-    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted`;
+
+export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 
 export function createRowMappers(d: ColumnDecoders): RowMappers {
@@ -82,23 +90,28 @@ export function createRowMappers(d: ColumnDecoders): RowMappers {
       membersOnly: d.bool(r.members_only),
       createdAt: d.date(r.created_at),
     }),
-    toToken: (r) => ({
-      tokenHash: str(r.token_hash),
-      kind: r.kind === 'ticket' ? 'ticket' : 'session',
-      userId: num(r.user_id),
-      appId: num(r.app_id),
-      clientIp: strOrNull(r.client_ip),
-      sourceIp: strOrNull(r.source_ip),
-      issuedAt: d.date(r.issued_at),
-      expiresAt: d.date(r.expires_at),
-      lastUsedAt: d.date(r.last_used_at),
-      usedAt: dateOrNull(r.used_at),
-      revokedAt: dateOrNull(r.revoked_at),
-      userEnabled: d.bool(r.user_enabled),
-      appEnabled: d.bool(r.app_enabled),
-      granted: d.bool(r.granted),
-      idleTimeoutSeconds: numOrNull(r.idle_timeout_seconds),
-    }),
+    toToken: (r) => {
+      // The order of TOKEN_COLUMNS.
+      const [tokenHash, kind, userId, appId, clientIp, sourceIp, issuedAt, expiresAt, lastUsedAt, usedAt, revokedAt,
+        userEnabled, appEnabled, idleTimeoutSeconds, granted] = r;
+      return {
+        tokenHash: str(tokenHash),
+        kind: kind === 'ticket' ? 'ticket' : 'session',
+        userId: num(userId),
+        appId: num(appId),
+        clientIp: strOrNull(clientIp),
+        sourceIp: strOrNull(sourceIp),
+        issuedAt: d.date(issuedAt),
+        expiresAt: d.date(expiresAt),
+        lastUsedAt: d.date(lastUsedAt),
+        usedAt: dateOrNull(usedAt),
+        revokedAt: dateOrNull(revokedAt),
+        userEnabled: d.bool(userEnabled),
+        appEnabled: d.bool(appEnabled),
+        granted: d.bool(granted),
+        idleTimeoutSeconds: numOrNull(idleTimeoutSeconds),
+      };
+    },
     toAudit: (r) => ({
       id: num(r.id),
       at: d.date(r.at),

@@ -197,6 +197,18 @@ function createPostgresStore(pool: pg.Pool): Store {
     }
   }
 
+  /** A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS). */
+  async function readArrays(name: string | null, text: string, values: readonly unknown[]): Promise<unknown[][]> {
+    checkOpen();
+    const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array' };
+    try {
+      return (await pool.query<unknown[]>(config)).rows;
+    } catch (error) {
+      if (!isConnectionLoss(error) || closed) throw error;
+      return (await pool.query<unknown[]>(config)).rows;
+    }
+  }
+
   /** `fn` inside BEGIN ... COMMIT on one connection; rolled back (and the connection dropped if broken) on error. */
   async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     checkOpen();
@@ -478,7 +490,7 @@ function createPostgresStore(pool: pg.Pool): Store {
       return insertToken(token, 'ticket', null);
     },
     async findToken(tokenHash) {
-      const row = one(await q('find_token', FIND_TOKEN_SQL, [tokenHash], true));
+      const row = (await readArrays('find_token', FIND_TOKEN_SQL, [tokenHash]))[0];
       return row === undefined ? null : toToken(row);
     },
     async touchToken(tokenHash, now) {
@@ -551,9 +563,9 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async listLiveTokens(query) {
-      return (await q(null, `${TOKEN_SELECT}
+      return (await readArrays(null, `${TOKEN_SELECT}
         WHERE t.token_hash > $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2
-        ORDER BY t.token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit], true)).rows.map(toToken);
+        ORDER BY t.token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit])).map(toToken);
     },
     async importToken(token: ImportedToken) {
       const result = await q(null, `${INSERT_TOKEN_SQL} ON CONFLICT (token_hash) DO NOTHING`, [

@@ -177,7 +177,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     insertToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
       SELECT @tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @issuedAt
       WHERE ${TOKEN_PRECONDITIONS}`),
-    findToken: db.prepare(FIND_TOKEN_SQL),
+    // Array rows (row-mapping.ts TOKEN_COLUMNS): cheaper to build than keyed objects.
+    findToken: db.prepare(FIND_TOKEN_SQL).raw(),
     touchToken: db.prepare(`UPDATE tokens SET last_used_at = MAX(last_used_at, @now) WHERE token_hash = @tokenHash AND kind = 'session'`),
     consumeTicket: db.prepare(`UPDATE tokens SET used_at = @now
       WHERE token_hash = @tokenHash AND kind = 'ticket' AND used_at IS NULL AND revoked_at IS NULL AND expires_at > @now`),
@@ -217,7 +218,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     ping: db.prepare('SELECT 1'),
     liveTokens: db.prepare(`${TOKEN_SELECT}
       WHERE t.token_hash > @afterHash AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > @liveAt
-      ORDER BY t.token_hash LIMIT @limit`),
+      ORDER BY t.token_hash LIMIT @limit`).raw(),
     importToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
       VALUES (@tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @lastUsedAt, @usedAt, @revokedAt)
       ON CONFLICT (token_hash) DO NOTHING`),
@@ -470,7 +471,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1;
     },
     async findToken(tokenHash) {
-      const row = s.findToken.get(tokenHash) as Row | undefined;
+      const row = s.findToken.get(tokenHash) as unknown[] | undefined;
       return row === undefined ? null : toToken(row);
     },
     async touchToken(tokenHash, now) {
@@ -527,7 +528,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async listLiveTokens(query) {
-      return (s.liveTokens.all({ afterHash: query.afterHash ?? '', liveAt: ms(query.liveAt), limit: query.limit }) as Row[]).map(toToken);
+      return (s.liveTokens.all({ afterHash: query.afterHash ?? '', liveAt: ms(query.liveAt), limit: query.limit }) as unknown[][]).map(toToken);
     },
     async importToken(token) {
       return s.importToken.run({
