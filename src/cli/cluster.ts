@@ -11,13 +11,14 @@
  * machine, or PostgreSQL).
  */
 import cluster, { type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import type { Config } from '../config.js';
 import { openStore } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { serve } from './serve.js';
+import { missingTuning } from './memory-tuning.js';
+import { MAX_WORKERS, parseWorkers } from './workers-count.js';
 
 /** Messages between the primary and its workers. */
 export type ClusterMessage =
@@ -26,19 +27,9 @@ export type ClusterMessage =
   | { readonly type: 'svcapi-auth:listening'; readonly text: string }
   | { readonly type: 'svcapi-auth:shutdown' };
 
-const MAX_WORKERS = 256;
 /** A worker that ran this long before dying is restarted at once; quicker deaths back off. */
 const STABLE_AFTER_MS = 30_000;
 const MAX_BACKOFF_MS = 30_000;
-
-/** `--workers` / SVCAPI_WORKERS: a whole number from 1 to 256, or `auto` (the number of cores). */
-export function parseWorkers(text: string): number | null {
-  const value = text.trim().toLowerCase();
-  if (value === 'auto') return Math.min(MAX_WORKERS, Math.max(1, availableParallelism()));
-  if (!/^\d+$/.test(value)) return null;
-  const n = Number(value);
-  return n >= 1 && n <= MAX_WORKERS ? n : null;
-}
 
 /** commander's parser for `--workers`. */
 export function workersArg(text: string): number {
@@ -82,7 +73,13 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     io.stderr.write(`svcapi-auth primary ${process.pid}: ${text}\n`);
   };
 
-  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false });
+  // The workers serve, so they get the memory settings (memory-tuning.ts) the primary can give
+  // them at their start, without a relaunch of their own.
+  const tuning = missingTuning(process.env, process.execArgv);
+  cluster.setupPrimary({
+    exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false,
+    execArgv: [...process.execArgv, ...tuning.execArgv],
+  });
 
   return new Promise<number>((resolve) => {
     const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, startedAt: 0, failures: 0, timer: null }));
@@ -105,7 +102,7 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
 
     const fork = (slot: Slot): void => {
       slot.timer = null;
-      const worker = cluster.fork();
+      const worker = cluster.fork(tuning.env);
       slot.worker = worker;
       slot.startedAt = Date.now();
       worker.on('message', (message: ClusterMessage) => {
