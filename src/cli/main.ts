@@ -7,7 +7,7 @@
 import { realpath } from 'node:fs/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { CliIo } from './cli-io.js';
-import { launcherSignal, relaunchTuning, runRelaunched } from './memory-tuning.js';
+import { launcherSignal, relaunchTuning, runRelaunched, tuneHeapGrowth } from './memory-tuning.js';
 
 export type { CliIo } from './cli-io.js';
 
@@ -44,6 +44,7 @@ if (await isEntryPoint()) {
     process.exitCode = relaunched;
   } else {
     const signal = launcherSignal(process.env);
+    if (argv[0] === 'serve') tuneHeapGrowth(process.execArgv);
     process.exitCode = await runCli(argv, {
       stdin: process.stdin,
       stdout: process.stdout,
