@@ -325,28 +325,27 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     return respond(call, pageResponse(404));
   }
 
-  /** A bug, not an expected failure: logged, and answered in the shape of the binding the URL names. */
-  function internalError(call: Call, err: unknown): void {
-    logger.error({ reqId: call.id, err }, 'request failed');
+  /** An error raised before or outside an operation, in the shape of the binding the URL names. */
+  function failInBindingShape(call: Call, error: WireError): void {
     const lower = call.path?.toLowerCase() ?? '';
     if (lower === SERVICE_PATH_LOWER && call.req.method === 'POST') {
       const version = soapTransport(parseMediaType(call.req.headers['content-type']).type) ?? '1.1';
-      return respond(call, soapErrorResponse(version, { code: 'SERVER_ERROR' }));
+      return respond(call, soapErrorResponse(version, error));
     }
-    if (lower.startsWith(SERVICE_PREFIX_LOWER)) return respond(call, httpErrorResponse({ code: 'SERVER_ERROR' }));
+    if (lower.startsWith(SERVICE_PREFIX_LOWER)) return respond(call, httpErrorResponse(error));
     respond(call, pageResponse(500));
   }
 
-  /** More than maxRequestBytes: ASMX's "Maximum request length exceeded." in the binding's shape. */
+  /** A bug, not an expected failure: logged, and answered in the binding's shape. */
+  function internalError(call: Call, err: unknown): void {
+    logger.error({ reqId: call.id, err }, 'request failed');
+    failInBindingShape(call, { code: 'SERVER_ERROR' });
+  }
+
+  /** More than maxRequestBytes (only POST bodies are read): ASMX's "Maximum request length exceeded.". */
   function tooLarge(call: Call): void {
     call.unreadBody = true;
-    const lower = call.path?.toLowerCase() ?? '';
-    if (lower === SERVICE_PATH_LOWER) {
-      const version = soapTransport(parseMediaType(call.req.headers['content-type']).type) ?? '1.1';
-      return respond(call, soapErrorResponse(version, { code: 'REQUEST_TOO_LARGE' }));
-    }
-    if (lower.startsWith(SERVICE_PREFIX_LOWER)) return respond(call, httpErrorResponse({ code: 'REQUEST_TOO_LARGE' }));
-    respond(call, pageResponse(500));
+    failInBindingShape(call, { code: 'REQUEST_TOO_LARGE' });
   }
 
   function run(call: Call, path: string, body: Uint8Array): void {
