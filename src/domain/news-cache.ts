@@ -3,8 +3,9 @@
  * every request cost most of a WhatsNew; the rows change rarely. So answers are kept, and a
  * kept answer is used only while it is provably the answer the store would give now:
  *
- * - The store's news revision (Store.newsRevision) is read on every request (one single-row
- *   read). Triggers in the database bump it on every write to the news table, whoever makes it
+ * - The store's news revision (Store.revisions) is read for every request, after it arrived
+ *   (revision-gate.ts: one single-row read serves all requests of an event-loop turn).
+ *   Triggers in the database bump it on every write to the news table, whoever makes it
  *   (admin service, CLI in another process, another instance on the same PostgreSQL, raw SQL),
  *   so a change is seen by the very next request. Rows are kept with the revision read in the
  *   same database snapshot as them (Store.publishedNewsSnapshot), so the label is exact.
@@ -28,6 +29,8 @@ import type { Clock } from './clock.js';
 import type { NewsRecord, Store } from '../store/store.js';
 import { selectNews, toNewsItem } from './news-selection.js';
 import { clientVersionKey } from './versions.js';
+import { recentMap } from './recent-map.js';
+import { directRevisions, type RevisionGate } from './revision-gate.js';
 
 export interface NewsQuery {
   readonly appId: number;
@@ -50,6 +53,8 @@ export interface NewsCacheOptions {
   readonly clock: Clock;
   /** Bound of each of the two memories (default 1000); 0 keeps nothing and reads the store every time. */
   readonly maxEntries?: number;
+  /** Where the news revision comes from (default: one store read per call). */
+  readonly revisions?: RevisionGate;
 }
 
 /** The empty answer, one object, so every empty table is the same result for the wire layer. */
@@ -75,40 +80,12 @@ interface Answer {
   readonly items: readonly NewsItem[];
 }
 
-/** A Map that forgets its least recently used entry beyond `max` entries. */
-interface RecentMap<V> {
-  get(key: string): V | undefined;
-  set(key: string, value: V): void;
-}
-
-function recentMap<V>(max: number): RecentMap<V> {
-  const map = new Map<string, V>();
-  return {
-    get(key) {
-      const value = map.get(key);
-      if (value !== undefined) {
-        // Map keeps insertion order: re-inserting makes it the most recent.
-        map.delete(key);
-        map.set(key, value);
-      }
-      return value;
-    },
-    set(key, value) {
-      map.delete(key);
-      map.set(key, value);
-      if (map.size > max) {
-        const oldest = map.keys().next();
-        if (oldest.done !== true) map.delete(oldest.value);
-      }
-    },
-  };
-}
-
 const drawnFrom = (answer: Answer, sources: readonly LanguageRows[]): boolean =>
   answer.loads.length === sources.length && sources.every((source, i) => source.load === answer.loads[i]);
 
 export function createNewsCache(options: NewsCacheOptions): NewsCache {
   const { store, clock } = options;
+  const gate = options.revisions ?? directRevisions(store);
   const maxEntries = Math.max(0, Math.trunc(options.maxEntries ?? 1000));
 
   if (maxEntries === 0) {
@@ -153,7 +130,7 @@ export function createNewsCache(options: NewsCacheOptions): NewsCache {
 
   return {
     async select(query) {
-      const revision = await store.newsRevision();
+      const revision = (await gate.current()).news;
       const now = clock.now();
       const t = now.getTime();
       const prefix = `${query.appId}|${query.members ? 'm' : 'p'}|`;

@@ -9,6 +9,8 @@ import { isValidIpAddress } from './ip-address.js';
 import { languageCandidates } from './languages.js';
 import { newsLimit } from './news-selection.js';
 import { createNewsCache, NO_NEWS } from './news-cache.js';
+import { createRevisionGate } from './revision-gate.js';
+import { createAccessCache } from './access-cache.js';
 import { appendTicket } from './login-url.js';
 import { createLegacyMigration, type LegacyAuthenticator } from './legacy-migration.js';
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
@@ -43,6 +45,11 @@ export interface AuthServiceDeps {
    * (default 1000); 0 reads the store on every call.
    */
   readonly newsCacheEntries?: number;
+  /**
+   * Issue 9: session tokens kept in memory (access-cache.ts), at most this many (default 50,000);
+   * 0 reads the store on every call.
+   */
+  readonly tokenCacheEntries?: number;
 }
 
 const FAILED: ValidateUserOutcome = Object.freeze({ ok: false });
@@ -59,7 +66,10 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const events = combineAuthEvents(deps.events);
   const padding = deps.padding ?? createFailurePadding();
   const throttle = deps.throttle === undefined ? null : createLoginThrottle(store, deps.throttle, { now: () => clock.now() });
-  const news = createNewsCache({ store, clock, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
+  // One read of the store's revisions per event-loop turn labels everything kept in memory.
+  const revisions = createRevisionGate(store);
+  const news = createNewsCache({ store, clock, revisions, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
+  const access = createAccessCache({ store, revisions, ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }) });
 
   // An unknown login must cost one real verification too, or response time would tell which
   // logins exist. The dummy hash is computed once, from a password nobody knows.
@@ -79,7 +89,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     const canonical = canonicalToken(token);
     if (canonical === null) return { valid: false };
     const tokenHash = hashToken(canonical);
-    const record = await store.findToken(tokenHash);
+    const record = await access.findToken(tokenHash);
     if (record === null || record.kind !== 'session') return { valid: false };
     const now = clock.now();
     const verdict = evaluateToken(record, now);
@@ -164,7 +174,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       };
       if (canonical === null) return invalid('unknown');
       const tokenHash = hashToken(canonical);
-      const record = await store.findToken(tokenHash);
+      const record = await access.findToken(tokenHash);
       if (record === null) return invalid('unknown');
       const now = clock.now();
       const verdict = evaluateToken(record, now);
@@ -184,9 +194,10 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {
       const limit = newsLimit(input.qtyNews);
       if (limit === 0 || !Number.isSafeInteger(input.appId)) return NO_NEWS;
-      // The application and the session are read on every call, never kept: disabling the
-      // application or revoking the token takes effect on the next request.
-      const app = await store.getApplication(input.appId);
+      // The application and the session come from memory only while the access revision says
+      // they are unchanged (access-cache.ts): disabling the application or revoking the token
+      // takes effect on the next request.
+      const app = await access.getApplication(input.appId);
       if (app === null || !app.enabled) return NO_NEWS;
       let member = false;
       if (input.appToken !== null && input.appToken !== '') {
@@ -201,7 +212,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     async getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string> {
       const session = await checkSession(token);
       if (!session.valid || !Number.isSafeInteger(appId)) return '';
-      const app = await store.getApplication(appId);
+      const app = await access.getApplication(appId);
       if (app === null || !app.enabled || app.loginUrl === null) return '';
       const user = await store.getUser(session.record.userId);
       if (user === null || !user.enabled || !user.appIds.includes(app.appId)) return '';

@@ -39,14 +39,3 @@ export function toPublishedNewsSnapshot(
   }
   return { rows: shown, revision, changesAt: changesAt === null ? null : new Date(changesAt) };
 }
-
-/**
- * The news revision as read from its single row. A missing row (deleted by hand) would leave
- * the triggers bumping nothing, so kept answers could go stale: that database is broken, and
- * reads reject rather than answer from it.
- */
-export function newsRevisionValue(value: unknown): number {
-  const revision = value === null || value === undefined ? Number.NaN : Number(value);
-  if (!Number.isSafeInteger(revision)) throw new Error('the news_revision row is missing or damaged (schema migration 5); restore it before serving WhatsNew');
-  return revision;
-}

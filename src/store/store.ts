@@ -132,6 +132,23 @@ export interface TokenRecord {
   readonly idleTimeoutSeconds: number | null;
 }
 
+/**
+ * Numbers that change with every committed write of a kind, by whatever path (this store,
+ * another process, another instance, raw SQL: database triggers bump them), and never come back
+ * to an earlier value, even after a restore or a re-created database (each is at least the
+ * database clock in microseconds). What the domain keeps in memory is labelled with them.
+ */
+export interface StoreRevisions {
+  /** Every INSERT, UPDATE, DELETE (and TRUNCATE) of news (migration 5). */
+  readonly news: number;
+  /**
+   * Every write that can end a session or change how one is judged (migration 6): a token's
+   * identity, owner, expiry or revocation; a user's enabled flag or removal; any change to a
+   * grant or an application. Not the issue or use of tokens and tickets, nor a login's bookkeeping.
+   */
+  readonly access: number;
+}
+
 /** A token row exactly as another database held it (svcapi-auth import). */
 export type ImportedToken = Omit<TokenRecord, 'userEnabled' | 'appEnabled' | 'granted' | 'idleTimeoutSeconds'>;
 
@@ -170,7 +187,7 @@ export interface PublishedNewsQuery {
 export interface PublishedNewsSnapshot {
   /** Exactly what findPublishedNews returns for the same query. */
   readonly rows: readonly NewsRecord[];
-  /** newsRevision() as of the same read: the rows are exactly the table's content at this revision. */
+  /** revisions().news as of the same read: the rows are exactly the table's content at this revision. */
   readonly revision: number;
   /**
    * The earliest instant after `now` at which the same query could return other rows with the
@@ -282,13 +299,10 @@ export interface Store {
   /** findPublishedNews plus the revision it saw and when its answer next changes by the passing of time alone; one consistent read. */
   publishedNewsSnapshot(query: PublishedNewsQuery): Promise<PublishedNewsSnapshot>;
   /**
-   * A number that changes with every committed INSERT, UPDATE or DELETE on the news table, by
-   * whatever path (this store, another process, another instance, raw SQL: database triggers
-   * bump it, migration 5), and never comes back to an earlier value, even after a restore or a
-   * re-created database (it is at least the database clock in microseconds). One single-row
-   * read; callers compare it for equality only.
+   * The news and access revisions (StoreRevisions), read together in one single-row statement.
+   * Callers compare each for equality only.
    */
-  newsRevision(): Promise<number>;
+  revisions(): Promise<StoreRevisions>;
   getNews(newsId: number): Promise<NewsRecord | null>;
   /** false when no such row. */
   deleteNews(newsId: number): Promise<boolean>;

@@ -13,7 +13,7 @@ import { createAdminService, type AdminService, type NewNewsInput } from '../../
 import type { AuthService, WhatsNewInput } from '../../src/domain/auth-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { NewNews, Store } from '../../src/store/store.js';
-import { counterRandom, ctx, fakeClock, fakeHasher, HOUR, MINUTE, SECOND, type FakeClock } from '../support/domain-fakes.js';
+import { counterRandom, ctx, fakeClock, fakeHasher, HOUR, MINUTE, SECOND, seededRandom, type FakeClock } from '../support/domain-fakes.js';
 import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-news-cache-'));
@@ -204,16 +204,6 @@ describe('WhatsNew news cache', () => {
 });
 
 /** A small deterministic generator, so a failing sequence can be replayed. */
-function random(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T } {
-  let state = seed >>> 0;
-  const next = (): number => {
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    return state / 2 ** 32;
-  };
-  const int = (n: number): number => Math.floor(next() * n);
-  return { int, pick: (items) => items[int(items.length)] as (typeof items)[number] };
-}
-
 const LANGUAGES = ['en', 'pt', 'pt-BR', 'de', 'fr'];
 const ASKED_LANGUAGES = ['en', 'pt-BR', 'pt-br', 'pt-PT', 'pt', 'de-AT', 'fr', '', null, 'xx', '@@'];
 const VERSIONS = [null, '1', '2', '2.5', '2.10', '3'];
@@ -236,7 +226,7 @@ describe.each(backends)('WhatsNew with and without the cache give the same answe
     const reference = createAuthService({ store, hasher, clock, random: counterRandom(), newsCacheEntries: 0 });
     const tiny = createAuthService({ store, hasher, clock, random: counterRandom(), newsCacheEntries: 3 });
     try {
-      const rnd = random(9);
+      const rnd = seededRandom(9);
       const tokens = [null, 'garbage', await login(cached.service, 2), await login(cached.service, PORTAL)];
       const ids: number[] = [];
       const boundaries: number[] = [];

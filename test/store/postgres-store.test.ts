@@ -169,9 +169,9 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       const { url, schema } = freshUrl();
       const store = await openStore(url);
       try {
-        const seen = [await store.newsRevision()];
+        const seen = [(await store.revisions()).news];
         const expectMoved = async (what: string): Promise<void> => {
-          const revision = await store.newsRevision();
+          const revision = (await store.revisions()).news;
           expect(seen, what).not.toContain(revision);
           seen.push(revision);
         };
@@ -188,6 +188,50 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
         await adminQuery(`TRUNCATE "${schema}".news`);
         await expectMoved('TRUNCATE');
         expect(await store.listNews()).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    });
+
+    it('moves the access revision at commit, by another connection with another search_path, TRUNCATE included (issue 9)', async () => {
+      const { url, schema } = freshUrl();
+      const store = await openStore(url);
+      try {
+        const alice = await addUser(store, 'alice');
+        const tokens = [hash(), hash(), hash()];
+        for (const tokenHash of tokens) {
+          await store.insertSession({ tokenHash, userId: alice.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(), expiresAt: new Date(Date.now() + HOUR) }, { passwordHash: 'h-alice' });
+        }
+        const access = async (): Promise<number> => (await store.revisions()).access;
+        const seen = [await access()];
+        const expectMoved = async (what: string): Promise<void> => {
+          const revision = await access();
+          expect(seen, what).not.toContain(revision);
+          seen.push(revision);
+        };
+        await adminQuery(`UPDATE "${schema}".tokens SET last_used_at = now()`);
+        await adminQuery(`UPDATE "${schema}".users SET last_login_at = now()`);
+        expect(await access()).toBe(seen.at(-1));
+
+        await withAdminClient(async (writer) => {
+          await writer.query('BEGIN');
+          await writer.query(`UPDATE "${schema}".tokens SET revoked_at = now()`);
+          // Not before commit; and the bump waits for commit, so no lock on its row is held yet:
+          // another instance's write that moves it goes through at once instead of waiting.
+          expect(await access()).toBe(seen.at(-1));
+          await adminQuery(`UPDATE "${schema}".applications SET name = 'renamed' WHERE app_id = 2`);
+          await expectMoved('another connection updating an application meanwhile');
+          await writer.query('COMMIT');
+        });
+        await expectMoved('three tokens revoked in one transaction');
+        await adminQuery(`UPDATE "${schema}".users SET enabled = false`);
+        await expectMoved('disable the user');
+        await adminQuery(`DELETE FROM "${schema}".user_applications`);
+        await expectMoved('withdraw the grant');
+        await adminQuery(`DELETE FROM "${schema}".tokens`);
+        await expectMoved('delete the tokens');
+        await adminQuery(`TRUNCATE "${schema}".tokens`);
+        await expectMoved('TRUNCATE');
       } finally {
         await store.close();
       }

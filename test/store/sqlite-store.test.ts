@@ -85,15 +85,54 @@ describe('SQLite adapter specifics', () => {
   });
 });
 
+describe('SQLite access revision (issue 9)', () => {
+  it('moves when another connection revokes, disables or deletes by raw SQL, and not when it only uses a token', async () => {
+    const path = freshFile();
+    const store = await openStore(`sqlite:${path}`);
+    const raw = new Database(path);
+    try {
+      const inserted = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+      if (!inserted.ok) throw new Error('setup');
+      const hash = 'a'.repeat(64);
+      expect(await store.insertSession({ tokenHash: hash, userId: inserted.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(), expiresAt: new Date(Date.now() + 3600_000) }, { passwordHash: 'h' })).toBe(true);
+      const seen = [(await store.revisions()).access];
+      const expectMoved = async (what: string): Promise<void> => {
+        const revision = (await store.revisions()).access;
+        expect(seen, what).not.toContain(revision);
+        seen.push(revision);
+      };
+      raw.prepare('UPDATE tokens SET last_used_at = last_used_at + 1').run();
+      raw.prepare('UPDATE users SET last_login_at = 1').run();
+      expect((await store.revisions()).access).toBe(seen.at(-1));
+      raw.prepare('UPDATE tokens SET revoked_at = 1 WHERE token_hash = ?').run(hash);
+      await expectMoved('revoke');
+      raw.prepare('UPDATE applications SET enabled = 0').run();
+      await expectMoved('disable the application');
+      raw.prepare('DELETE FROM user_applications').run();
+      await expectMoved('withdraw the grant');
+      raw.prepare('UPDATE users SET enabled = 0').run();
+      await expectMoved('disable the user');
+      raw.prepare('DELETE FROM tokens').run();
+      await expectMoved('delete the token');
+      // Without its row the revision would stop moving: reads reject instead of answering from memory.
+      raw.prepare('DELETE FROM access_revision').run();
+      await expect(store.revisions()).rejects.toThrow(/access_revision row is missing/);
+    } finally {
+      raw.close();
+      await store.close();
+    }
+  });
+});
+
 describe('SQLite news revision (issue 9)', () => {
   it('moves on INSERT, UPDATE and DELETE of news by raw SQL from another connection, and the store sees it at once', async () => {
     const path = freshFile();
     const store = await openStore(`sqlite:${path}`);
     const raw = new Database(path);
     try {
-      const seen = [await store.newsRevision()];
+      const seen = [(await store.revisions()).news];
       const expectMoved = async (what: string): Promise<void> => {
-        const revision = await store.newsRevision();
+        const revision = (await store.revisions()).news;
         expect(seen, what).not.toContain(revision);
         seen.push(revision);
       };
@@ -107,10 +146,10 @@ describe('SQLite news revision (issue 9)', () => {
       raw.prepare('DELETE FROM news').run();
       await expectMoved('DELETE without WHERE');
       raw.prepare("UPDATE news SET title = 'none' WHERE news_id = ?").run(id); // no row: nothing changed
-      expect(await store.newsRevision()).toBe(seen.at(-1));
+      expect((await store.revisions()).news).toBe(seen.at(-1));
       // Without its row the revision would stop moving: reads reject instead of answering stale.
       raw.prepare('DELETE FROM news_revision').run();
-      await expect(store.newsRevision()).rejects.toThrow(/news_revision row is missing/);
+      await expect(store.revisions()).rejects.toThrow(/news_revision row is missing/);
       await expect(store.publishedNewsSnapshot({ appId: 2, languages: ['en'], now: new Date(), includeMembersOnly: false })).rejects.toThrow(/news_revision/);
     } finally {
       raw.close();

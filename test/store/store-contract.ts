@@ -294,6 +294,60 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect((await store.findToken(b1))?.revokedAt).toEqual(at(2 * HOUR));
       });
 
+      it('moves the access revision on every write that can end a session, to a value never seen before, and not on issuing or using tokens (issue 9)', async () => {
+        const access = async (): Promise<number> => (await store.revisions()).access;
+        const seen = [await access()];
+        expect(Number.isSafeInteger(seen[0])).toBe(true);
+        // At least the clock in microseconds: a restored or re-created database cannot repeat an old value.
+        expect(seen[0]).toBeGreaterThanOrEqual((Date.now() - 60_000) * 1000);
+        const moved = async (what: string): Promise<void> => {
+          const revision = await access();
+          expect(seen, what).not.toContain(revision);
+          seen.push(revision);
+        };
+        const still = async (what: string): Promise<void> => {
+          expect(await access(), what).toBe(seen.at(-1));
+        };
+        // Issuing, using and bookkeeping keep what is in memory current.
+        await store.insertApplication(app(9));
+        await still('insertApplication');
+        const alice = await addUser('alice', [2, 9]);
+        const bob = await addUser('bob');
+        await still('insertUser');
+        const a = await addSession(alice);
+        await still('insertSession (and the last login)');
+        await store.touchToken(a, at(1000));
+        await still('touchToken');
+        const ticket = token(alice, 2, { expiresAt: at(120_000) });
+        expect(await store.insertTicket(ticket)).toBe(true);
+        expect(await store.consumeTicket(ticket.tokenHash, at(1))).toBe(true);
+        await still('insertTicket, consumeTicket');
+        expect(await store.upgradePasswordHash(alice.userId, 'hash-of-alice', 'upgraded')).toBe(true);
+        await still('upgradePasswordHash');
+        expect(await store.grantApplication(bob.userId, 9, T0)).toBe(true);
+        await still('grantApplication');
+        expect(await store.importToken({ ...token(bob, 2), kind: 'session', lastUsedAt: T0, usedAt: null, revokedAt: null })).toBe(true);
+        await still('importToken');
+        await store.insertNews({ appId: 2, language: 'en', title: 't', body: 'b', url: null, publishedAt: T0, expiresAt: null, minVersion: null, maxVersion: null, membersOnly: false, createdAt: T0 });
+        await still('insertNews');
+        // Every way a working session can stop working, or be judged differently.
+        expect(await store.revokeTokens({ userId: alice.userId }, at(HOUR))).toBe(1);
+        await moved('revokeTokens');
+        await store.setUserEnabled(bob.userId, false, at(HOUR));
+        await moved('setUserEnabled');
+        await store.setPasswordHash(alice.userId, 'new-hash', at(HOUR));
+        await moved('setPasswordHash');
+        expect(await store.revokeApplication(bob.userId, 9, at(HOUR))).toBe(true);
+        await moved('revokeApplication');
+        await store.updateApplication(9, { idleTimeoutSeconds: 60 }, at(HOUR));
+        await moved('updateApplication');
+        await addSession(alice, 2, { expiresAt: at(HOUR) });
+        await still('insertSession');
+        expect(await store.purgeExpiredTokens(at(2 * HOUR), 10)).toBeGreaterThan(0);
+        await moved('purgeExpiredTokens');
+        expect(await store.revisions()).toEqual(await store.revisions()); // reading moves nothing
+      });
+
       it('deletes tokens that expired before a given time', async () => {
         const alice = await addUser('alice');
         const old = await addSession(alice, 2, { expiresAt: at(HOUR) });
@@ -357,12 +411,12 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
 
       it('moves the news revision on every news write, to a value never seen before, and not on other writes (issue 9)', async () => {
-        const seen = [await store.newsRevision()];
+        const seen = [(await store.revisions()).news];
         expect(Number.isSafeInteger(seen[0])).toBe(true);
         // At least the clock in microseconds: a restored or re-created database cannot repeat an old value.
         expect(seen[0]).toBeGreaterThanOrEqual((Date.now() - 60_000) * 1000);
         const moved = async (what: string): Promise<void> => {
-          const revision = await store.newsRevision();
+          const revision = (await store.revisions()).news;
           expect(seen, what).not.toContain(revision);
           seen.push(revision);
         };
@@ -372,12 +426,12 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await moved('second insertNews');
         expect(await store.deleteNews(a.newsId)).toBe(true);
         await moved('deleteNews');
-        const unchanged = await store.newsRevision();
+        const unchanged = (await store.revisions()).news;
         await addUser('alice');
         await store.updateApplication(2, { name: 'GPS 2', defaultLanguage: 'pt' }, T0);
         await store.insertApplication(app(7));
-        expect(await store.newsRevision()).toBe(unchanged);
-        expect(await store.newsRevision()).toBe(unchanged); // reading does not move it
+        expect((await store.revisions()).news).toBe(unchanged);
+        expect((await store.revisions()).news).toBe(unchanged); // reading does not move it
       });
 
       it('gives a snapshot: the published rows, the revision they were read at, and when they next change (issue 9)', async () => {
@@ -395,7 +449,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await store.insertNews({ ...base, expiresAt: at(10 * HOUR + 1), language: 'pt' });
 
         const query = { appId: 2, languages: ['en', 'pt'], now, includeMembersOnly: false };
-        const revision = await store.newsRevision();
+        const revision = (await store.revisions()).news;
         const snapshot = await store.publishedNewsSnapshot(query);
         expect(snapshot.rows).toEqual(await store.findPublishedNews(query));
         expect(snapshot.rows).toHaveLength(4);

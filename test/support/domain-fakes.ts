@@ -67,3 +67,14 @@ export function counterRandom(): RandomSource {
 }
 
 export const ctx: CallerContext = Object.freeze({ sourceIp: '192.0.2.10', requestId: 'test' });
+
+/** A reproducible pseudo-random sequence (LCG) for the differential tests. */
+export function seededRandom(seed: number): { int(n: number): number; pick<T>(items: readonly T[]): T } {
+  let state = seed >>> 0;
+  const next = (): number => {
+    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+    return state / 2 ** 32;
+  };
+  const int = (n: number): number => Math.floor(next() * n);
+  return { int, pick: (items) => items[int(items.length)] as (typeof items)[number] };
+}

@@ -11,7 +11,8 @@ import {
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
 import { parsePostgresUrl } from './postgres-url.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
-import { newsRevisionValue, toPublishedNewsSnapshot } from '../news-snapshot.js';
+import { toPublishedNewsSnapshot } from '../news-snapshot.js';
+import { revisionValue, toStoreRevisions } from '../revisions.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -242,7 +243,7 @@ function createPostgresStore(pool: pg.Pool): Store {
       ) n ON true
       ORDER BY n.published_at DESC, n.news_id DESC`, [query.appId, [...query.languages], query.now, query.includeMembersOnly], true);
     const rows = result.rows.filter((r) => r.news_id !== null);
-    return toPublishedNewsSnapshot(rows, newsRevisionValue(result.rows[0]?.revision), toNews, (v) => v === true);
+    return toPublishedNewsSnapshot(rows, revisionValue(result.rows[0]?.revision, 'news_revision'), toNews, (v) => v === true);
   }
 
   async function getUserOn(db: Queryable, userId: number): Promise<User | null> {
@@ -550,9 +551,11 @@ function createPostgresStore(pool: pg.Pool): Store {
     async publishedNewsSnapshot(query: PublishedNewsQuery) {
       return newsSnapshot(query);
     },
-    async newsRevision() {
-      // Bumped by a trigger on every write to news (migration 5); read on every WhatsNew.
-      return newsRevisionValue(one(await q('news_revision', 'SELECT revision FROM news_revision', [], true))?.revision);
+    async revisions() {
+      // Bumped by triggers (migrations 5 and 6); read once per event-loop turn (revision-gate.ts).
+      const row = one(await q('revisions', `SELECT (SELECT revision FROM news_revision) AS news,
+        (SELECT revision FROM access_revision) AS access`, [], true));
+      return toStoreRevisions(row?.news, row?.access);
     },
     async getNews(newsId) {
       const row = one(await q('get_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE news_id = $1`, [newsId], true));

@@ -13,7 +13,8 @@ import {
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
-import { newsRevisionValue, toPublishedNewsSnapshot } from '../news-snapshot.js';
+import { toPublishedNewsSnapshot } from '../news-snapshot.js';
+import { revisionValue, toStoreRevisions } from '../revisions.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -211,8 +212,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       WHERE app_id = @appId AND language IN (SELECT value FROM json_each(@languages))
         AND (expires_at IS NULL OR expires_at > @now) AND (members_only = 0 OR @members = 1)
       ORDER BY published_at DESC, news_id DESC`),
-    // Bumped by triggers on every write to news (migration 5); read on every WhatsNew.
+    // Bumped by triggers (migrations 5 and 6); read once per event-loop turn (revision-gate.ts).
     newsRevision: db.prepare('SELECT revision FROM news_revision WHERE id = 1').pluck(),
+    revisions: db.prepare(`SELECT (SELECT revision FROM news_revision WHERE id = 1),
+      (SELECT revision FROM access_revision WHERE id = 1)`).raw(),
     getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
     deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
 
@@ -303,7 +306,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   // One read transaction: in WAL mode both statements see the same snapshot of the database, so
   // the revision names exactly the state the rows come from (another process may write between).
   const newsSnapshot = db.transaction((query: PublishedNewsQuery): PublishedNewsSnapshot => {
-    const revision = newsRevisionValue(s.newsRevision.get());
+    const revision = revisionValue(s.newsRevision.get(), 'news_revision');
     const rows = query.languages.length === 0 ? [] : s.newsSnapshot.all({
       appId: query.appId, languages: JSON.stringify(query.languages), now: ms(query.now), members: bool(query.includeMembersOnly),
     }) as Row[];
@@ -517,8 +520,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     async publishedNewsSnapshot(query: PublishedNewsQuery) {
       return newsSnapshot(query);
     },
-    async newsRevision() {
-      return newsRevisionValue(s.newsRevision.get());
+    async revisions() {
+      const row = s.revisions.get() as unknown[];
+      return toStoreRevisions(row[0], row[1]);
     },
     async getNews(newsId) {
       const row = s.getNews.get(newsId) as Row | undefined;

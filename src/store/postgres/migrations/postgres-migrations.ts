@@ -4,6 +4,7 @@ import { legacyMigrations } from './002-legacy-migrations.js';
 import { bruteForce } from './003-brute-force.js';
 import { auditEvents } from './004-audit-events.js';
 import { newsRevision } from './005-news-revision.js';
+import { accessRevision } from './006-access-revision.js';
 
 export interface PostgresMigration {
   /**
@@ -15,7 +16,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

@@ -1,0 +1,93 @@
+/**
+ * Token validation's memory (issue 9). One primary-key read per request was most of the cost of
+ * ValidateUserToken on SQLite, and the rows it reads change rarely. So rows are kept, and a
+ * kept row is used only while it is provably the row the store would return now:
+ *
+ * - Every row is kept with the access revision (Store.revisions, migration 6) read before the
+ *   row itself, and used only while the current revision, read after the request arrived
+ *   (revision-gate.ts), is still that one. Triggers in the database move the revision on every
+ *   write that can end a session or change how it is judged, whoever makes it (admin service,
+ *   CLI in another process, another instance on the same PostgreSQL, raw SQL): a revocation, a
+ *   disabled user or application, a withdrawn grant is seen by the very next request.
+ * - Issuing and using tokens do not move it, so logins do not empty the memory.
+ * - Time is judged on every use, as for a row just read (evaluateToken): a kept token still
+ *   expires on time.
+ *
+ * What is kept:
+ * - session tokens that work at the time they are read and have no idle timeout. A sliding
+ *   token's use is written on every request anyway, and a ticket is used once; unknown and
+ *   dead tokens are not kept, so guessing tokens cannot fill the memory and always costs a read;
+ * - applications (a handful of rows).
+ * Both are bounded (least recently used forgotten first). Entries are keyed by the token's
+ * SHA-256 (what the store keeps), never by the token.
+ */
+import type { Application, Store, TokenRecord } from '../store/store.js';
+import { recentMap, type RecentMap } from './recent-map.js';
+import type { RevisionGate } from './revision-gate.js';
+
+export interface AccessCache {
+  /** Store.findToken as of now. */
+  findToken(tokenHash: string): Promise<TokenRecord | null>;
+  /** Store.getApplication as of now. */
+  getApplication(appId: number): Promise<Application | null>;
+}
+
+export interface AccessCacheOptions {
+  readonly store: Pick<Store, 'findToken' | 'getApplication'>;
+  readonly revisions: RevisionGate;
+  /** Session tokens kept at most (default 50,000); 0 keeps nothing and reads the store every time. */
+  readonly maxTokens?: number;
+  /** Applications kept at most (default 1000). */
+  readonly maxApplications?: number;
+}
+
+interface Kept<T> {
+  readonly revision: number;
+  readonly value: T;
+}
+
+const keepable = (record: TokenRecord): boolean =>
+  record.kind === 'session' && record.idleTimeoutSeconds === null && record.revokedAt === null
+  && record.userEnabled && record.appEnabled && record.granted;
+
+export function createAccessCache(options: AccessCacheOptions): AccessCache {
+  const { store, revisions } = options;
+  const maxTokens = Math.max(0, Math.trunc(options.maxTokens ?? 50_000));
+  if (maxTokens === 0) {
+    // The reference behaviour, kept callable: what every kept answer must equal.
+    return { findToken: (hash) => store.findToken(hash), getApplication: (appId) => store.getApplication(appId) };
+  }
+  const tokens = recentMap<Kept<TokenRecord>>(maxTokens);
+  const applications = recentMap<Kept<Application>>(Math.max(1, Math.trunc(options.maxApplications ?? 1000)));
+  const readingTokens = new Map<string, Kept<Promise<TokenRecord | null>>>();
+  const readingApplications = new Map<string, Kept<Promise<Application | null>>>();
+
+  /**
+   * The kept value when still current, else a fresh read (kept when `keep` says so), labelled
+   * with the revision read before it. Requests that miss the same key under the same revision
+   * share one read: nothing that matters committed before the later one's revisions were read,
+   * or they would not be the same revision.
+   */
+  function through<T>(memory: RecentMap<Kept<T>>, reading: Map<string, Kept<Promise<T | null>>>, key: string, read: () => Promise<T | null>, keep: (value: T) => boolean): Promise<T | null> {
+    return revisions.current().then(({ access }) => {
+      const kept = memory.get(key);
+      if (kept !== undefined && kept.revision === access) return kept.value;
+      const pending = reading.get(key);
+      if (pending !== undefined && pending.revision === access) return pending.value;
+      const value = read().then((fresh) => {
+        if (fresh !== null && keep(fresh)) memory.set(key, { revision: access, value: fresh });
+        else memory.delete(key);
+        return fresh;
+      }).finally(() => {
+        if (reading.get(key)?.value === value) reading.delete(key);
+      });
+      reading.set(key, { revision: access, value });
+      return value;
+    });
+  }
+
+  return {
+    findToken: (tokenHash) => through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable),
+    getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true),
+  };
+}
