@@ -18,8 +18,9 @@
  *   token's use is written on every request anyway, and a ticket is used once; unknown and
  *   dead tokens are not kept, so guessing tokens cannot fill the memory and always costs a read;
  * - applications (a handful of rows).
- * Both are bounded (least recently used forgotten first). Entries are keyed by the token's
- * SHA-256 (what the store keeps), never by the token.
+ * Both are bounded: tokens are forgotten in the order they were kept, applications least
+ * recently used first. Tokens are keyed by their SHA-256 (what the store keeps), never by the
+ * token itself.
  */
 import type { Application, Store, TokenRecord } from '../store/store.js';
 import { recentMap, type RecentMap } from './recent-map.js';
@@ -57,7 +58,8 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
     // The reference behaviour, kept callable: what every kept answer must equal.
     return { findToken: (hash) => store.findToken(hash), getApplication: (appId) => store.getApplication(appId) };
   }
-  const tokens = recentMap<Kept<TokenRecord>>(maxTokens);
+  // Read on every request, written on a miss: forgotten in the order they were kept (recent-map.ts).
+  const tokens = recentMap<Kept<TokenRecord>>(maxTokens, { byUse: false });
   const applications = recentMap<Kept<Application>>(Math.max(1, Math.trunc(options.maxApplications ?? 1000)));
   const readingTokens = new Map<string, Kept<Promise<TokenRecord | null>>>();
   const readingApplications = new Map<string, Kept<Promise<Application | null>>>();

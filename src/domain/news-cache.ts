@@ -20,9 +20,9 @@
  *   frozen array of at most 100 frozen items, returned as the SAME object while the rows it was
  *   drawn from are current, so the wire layer can also keep its rendering by identity.
  *
- * Never kept: the application (read by the caller on every request: a disabled application
- * answers nothing at once) and the session behind members-only rows (checked by the caller on
- * every request; only its yes/no is part of the key).
+ * Not kept here: the application and the session behind members-only rows. The caller checks
+ * both on every request (through access-cache.ts, under the access revision: a disabled
+ * application answers nothing at once); only the session's yes/no is part of the key.
  */
 import type { NewsItem } from './auth-service.js';
 import type { Clock } from './clock.js';

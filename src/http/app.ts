@@ -31,8 +31,9 @@ import { offersHttpGet, type HttpGetOption } from '../wire/http-get-option.js';
 import { writeHttpResultBody } from '../wire/http-result.js';
 import { parseMediaType } from '../wire/media-type.js';
 import { SOAP_CONTENT_TYPE, type SoapVersion } from '../wire/soap-envelope.js';
-import { decodeSoapRequest, soapTransport } from '../wire/soap-request.js';
+import { soapTransport } from '../wire/soap-request.js';
 import { writeSoapResultBody } from '../wire/soap-result.js';
+import { createSoapRequestDecoder } from '../wire/soap-shape-memo.js';
 import type { WireError } from '../wire/wire-errors.js';
 import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
 import { compileWsdl } from '../wire/wsdl.js';
@@ -141,6 +142,8 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const draining = options.draining;
   const onRequestDone = options.onRequestDone;
   const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
+  // decodeSoapRequest behind the request shape memo (src/wire/soap-shape-memo.ts).
+  const decodeSoap = createSoapRequestDecoder(contract);
   const handlers = createOperationHandlers(service);
   const httpGet = config.http.httpGet;
   const wsdl = compileWsdl(OPERATIONS, { httpGet });
@@ -244,7 +247,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     call.binding = soapTransport(media.type) === '1.2' ? 'soap12' : 'soap11';
     if (media.type === 'application/json') return respond(call, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
     const soapAction = headers.soapaction;
-    const decoded = decodeSoapRequest(contract, {
+    const decoded = decodeSoap({
       body,
       contentType: headers['content-type'],
       media,

@@ -47,6 +47,23 @@ function decode(raw: string): string {
   return out;
 }
 
+/**
+ * The text of a leaf element `<a>raw</a>` as scan() reads it (`raw` being everything between
+ * the two tags), or null wherever readXmlDocumentFast would return null because of `raw`: a
+ * character that needs saxes, `]]>`, or an `&` that is not a valid reference. For
+ * soap-shape-memo.ts, which substitutes such text into a document this reader has already
+ * read; it must stay in step with readXmlDocumentFast and scan().
+ */
+export function decodeLeafText(raw: string): string | null {
+  if (NEEDS_FULL_PARSER.test(raw) || raw.includes('<') || raw.includes(']]>')) return null;
+  try {
+    return decode(raw);
+  } catch (error) {
+    if (error === BAIL) return null;
+    throw error;
+  }
+}
+
 function isSpace(c: number): boolean {
   return c === 0x20 || c === 0x0a || c === 0x09;
 }
