@@ -55,6 +55,26 @@ function firstChild(parent: XmlElement, ns: string, local: string): XmlElement |
   return parent.children.find((c) => c.ns === ns && c.local === local);
 }
 
+/**
+ * Which child of the operation element binds each parameter, as XmlSerializer binds them: none
+ * unless the payload is the operation's element (name and namespace); then, in document order,
+ * the first child in the service namespace named after each parameter (later ones and unknown
+ * children are ignored). The one statement of the rule, for soap-shape-memo.ts too.
+ */
+export function boundParameters(contract: CompiledContract, operation: CompiledOperation, payload: XmlElement | undefined): Array<[number, XmlElement]> {
+  const bound: Array<[number, XmlElement]> = [];
+  if (payload === undefined || payload.local !== operation.name || payload.ns !== contract.namespace) return bound;
+  const seen = new Set<number>();
+  for (const child of payload.children) {
+    if (child.ns !== contract.namespace) continue;
+    const index = operation.paramIndex.get(child.local);
+    if (index === undefined || seen.has(index)) continue;
+    seen.add(index);
+    bound.push([index, child]);
+  }
+  return bound;
+}
+
 function stripQuotes(action: string): string {
   const t = action.trim();
   return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
@@ -104,29 +124,22 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
   // Parameters: defaults, then whatever the operation element carries, in document order.
   const params = operation.spec.params;
   const args: ParamValue[] = params.map((p) => (p.type === 'int' ? 0 : null));
-  if (payload !== undefined && payload.local === operation.name && payload.ns === contract.namespace) {
-    const seen = new Set<number>();
-    for (const child of payload.children) {
-      if (child.ns !== contract.namespace) continue;
-      const index = operation.paramIndex.get(child.local);
-      if (index === undefined || seen.has(index)) continue;
-      seen.add(index);
-      const param = params[index];
-      if (param === undefined) continue;
-      if (child.children.length > 0) {
-        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: "'Element' is an invalid XmlNodeType." });
+  for (const [index, child] of boundParameters(contract, operation, payload)) {
+    const param = params[index];
+    if (param === undefined) continue;
+    if (child.children.length > 0) {
+      return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: "'Element' is an invalid XmlNodeType." });
+    }
+    const nil = attributeValue(child, XSI_NS, 'nil');
+    const isNil = nil !== undefined && (nil.trim() === 'true' || nil.trim() === '1');
+    if (param.type === 'string') {
+      args[index] = isNil ? null : child.text;
+    } else {
+      const parsed = parseXmlInt32(isNil ? '' : child.text);
+      if (!parsed.ok) {
+        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: intReasonMessage(parsed.reason) });
       }
-      const nil = attributeValue(child, XSI_NS, 'nil');
-      const isNil = nil !== undefined && (nil.trim() === 'true' || nil.trim() === '1');
-      if (param.type === 'string') {
-        args[index] = isNil ? null : child.text;
-      } else {
-        const parsed = parseXmlInt32(isNil ? '' : child.text);
-        if (!parsed.ok) {
-          return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: intReasonMessage(parsed.reason) });
-        }
-        args[index] = parsed.value;
-      }
+      args[index] = parsed.value;
     }
   }
 

@@ -28,7 +28,7 @@ import { parseXmlInt32 } from './dotnet-int.js';
 import { decodeLeafText, readXmlDocumentFast } from './fast-xml-reader.js';
 import { parseMediaType, type MediaType } from './media-type.js';
 import { XSI_NS, type SoapVersion } from './soap-envelope.js';
-import { decodeSoapRequest, soapTransport, type SoapDecoded, type SoapRequestInput } from './soap-request.js';
+import { boundParameters, decodeSoapRequest, soapTransport, type SoapDecoded, type SoapRequestInput } from './soap-request.js';
 import { attributeValue, DEFAULT_XML_LIMITS, type XmlElement, type XmlReadLimits } from './xml-reader.js';
 
 /** Templates kept per key: the client libraries of one operation and protocol (.NET, PHP, Java, Python, C++...). */
@@ -255,10 +255,9 @@ function learn(contract: CompiledContract, text: string, decoded: SoapDecoded & 
   fixed.push(text.slice(pieceStart));
   if (nextElement !== elements.length) return null;
 
-  // Which hole each parameter came from, found as decodeSoapRequest binds parameters: the
-  // first child of the operation element (the first element of the Body) with the service
-  // namespace and the parameter's name. Parameters bound otherwise (a default, a
-  // self-closing element, xsi:nil) keep the learned value.
+  // Which hole each parameter came from, by decodeSoapRequest's own binding rule
+  // (boundParameters) on the first element of the Body. Parameters bound otherwise (a default,
+  // a self-closing element) keep the learned value.
   const operation = decoded.operation;
   const params = operation.spec.params;
   const holeParams: number[] = holeElements.map(() => NO_PARAM);
@@ -266,31 +265,24 @@ function learn(contract: CompiledContract, text: string, decoded: SoapDecoded & 
   const envelope = read.root;
   const body = envelope.children.find((c) => c.ns === envelope.ns && c.local === 'Body');
   const payload = body?.children[0];
-  if (payload !== undefined && payload.local === operation.name && payload.ns === contract.namespace) {
-    const seen = new Set<number>();
-    for (const child of payload.children) {
-      if (child.ns !== contract.namespace) continue;
-      const index = operation.paramIndex.get(child.local);
-      if (index === undefined || seen.has(index)) continue;
-      seen.add(index);
-      const hole = holeElements.indexOf(child);
-      const param = params[index];
-      if (hole < 0 || param === undefined) continue;
-      // xsi:nil decides between the text and null: rare enough not to model at all.
-      if (attributeValue(child, XSI_NS, 'nil') !== undefined) return null;
-      // A cross-check of the binding above against the reference decoder's own answer.
-      // (As there, whatever is not a string is read as an int.)
-      const isInt = param.type !== 'string';
-      const learned = decoded.args[index];
-      if (isInt) {
-        const parsed = parseXmlInt32(child.text);
-        if (!parsed.ok || parsed.value !== learned) return null;
-      } else if (child.text !== learned) {
-        return null;
-      }
-      holeParams[hole] = index;
-      holeIsInt[hole] = isInt;
+  for (const [index, child] of boundParameters(contract, operation, payload)) {
+    const hole = holeElements.indexOf(child);
+    const param = params[index];
+    if (hole < 0 || param === undefined) continue;
+    // xsi:nil decides between the text and null: rare enough not to model at all.
+    if (attributeValue(child, XSI_NS, 'nil') !== undefined) return null;
+    // A cross-check of the binding above against the reference decoder's own answer.
+    // (As there, whatever is not a string is read as an int.)
+    const isInt = param.type !== 'string';
+    const learned = decoded.args[index];
+    if (isInt) {
+      const parsed = parseXmlInt32(child.text);
+      if (!parsed.ok || parsed.value !== learned) return null;
+    } else if (child.text !== learned) {
+      return null;
     }
+    holeParams[hole] = index;
+    holeIsInt[hole] = isInt;
   }
 
   return {
