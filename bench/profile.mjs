@@ -6,7 +6,7 @@
  * the profile is written, and prints the functions with the most self time, the most inclusive
  * time, and the self time per package / file.
  *
- * Usage: node bench/profile.mjs [--scenario vut-soap11|vut-soap12|vut-get|vut-post|whatsnew-100]
+ * Usage: node bench/profile.mjs [--scenario vut-soap11|vut-soap12|vut-get|vut-post|whatsnew-100|validateuser]
  *          [--seconds 10] [--connections 64] [--top 30] [--cli PATH] [--keep] [--no-write]
  *          [--target ceiling]   profile the ceiling server instead, to calibrate (what node:http and
  *                               the socket writes cost by themselves on this machine)
@@ -126,6 +126,8 @@ async function main() {
       'vut-get': ['http-get', 'ValidateUserToken', { token }],
       'vut-post': ['http-post', 'ValidateUserToken', { token }],
       'whatsnew-100': ['soap11', 'WhatsNew', { AppToken: '', AppID: APP_ID, AppVersion: '', Language: NEWS_LANGUAGE, qtyNews: 100 }],
+      // The event loop's share of a login (argon2id itself runs on the libuv pool, outside the profile).
+      'validateuser': ['soap11', 'ValidateUser', { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' }],
     };
     if (!reqs[o.scenario]) throw new Error(`unknown --scenario ${o.scenario}`);
     const req = buildRequest(OPERATIONS, ...reqs[o.scenario]);

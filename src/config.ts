@@ -28,8 +28,12 @@ export interface Config {
     /** Operations offered over HTTP GET (it puts passwords in URLs): all, none, or a list. */
     readonly httpGet: boolean | readonly string[];
   };
-  /** Password hashing capacity (issue 6): more concurrent work than this fails fast with "Server too busy". */
-  readonly hashing: { readonly maxConcurrent: number; readonly maxQueued: number };
+  /**
+   * Password hashing capacity (issue 6): more concurrent work than this fails fast with "Server
+   * too busy". `nice`: the CPU priority of the threads that hash (Linux; 0 = as the process),
+   * so that logins never hold back token checks (issue 9, src/ops/hashing-priority.ts).
+   */
+  readonly hashing: { readonly maxConcurrent: number; readonly maxQueued: number; readonly nice: number };
   /** IANA zone used to write DateTime offsets in WhatsNew, as the legacy server's local time did. */
   readonly timeZone: string;
   readonly tickets: {
@@ -236,6 +240,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const hashing = {
     maxConcurrent: integer(pick(undefined, '', env, 'SVCAPI_HASHING_MAX_CONCURRENT', fromFile('hashing.maxConcurrent')), hashingDefaults.maxConcurrent, 1, 256),
     maxQueued: integer(pick(undefined, '', env, 'SVCAPI_HASHING_MAX_QUEUED', fromFile('hashing.maxQueued')), hashingDefaults.maxQueued, 0, 100_000),
+    nice: integer(pick(undefined, '', env, 'SVCAPI_HASHING_NICE', fromFile('hashing.nice')), 19, 0, 19),
   };
 
   const zoneSource = pick(flags.timeZone, '--time-zone', env, 'SVCAPI_TIME_ZONE', fromFile('timeZone'));

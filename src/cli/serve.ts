@@ -11,6 +11,7 @@ import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticat
 import { openStore } from '../store/open-store.js';
 import { createLogger } from '../ops/logger.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
+import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
 
 /** How to write the listening host in a URL a person can open. */
@@ -74,6 +75,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
   let ops: OpsRuntime | undefined;
+  let prioritySet: Promise<void> | undefined;
   try {
     const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
     ops = await createOpsRuntime({ config, store, logger });
@@ -101,6 +103,11 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       await app.close();
       throw new CliError((error as Error).message);
     }
+    // Finding the hashing threads takes ~50 ms of probing; it runs while the service already serves.
+    prioritySet = lowerHashingPriority(config.hashing.nice).then((result) => {
+      if (result.applied) logger.info({ nice: result.nice, threads: result.threads.length, found: result.found }, 'password hashing threads run at a low CPU priority');
+      else if (config.hashing.nice !== 0) logger[process.platform === 'linux' ? 'warn' : 'info']({ reason: result.reason }, 'password hashing runs at the normal CPU priority');
+    });
     const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics)\n`;
     (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 
@@ -109,6 +116,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     await ops.shutdown(app, reason);
     return 0;
   } finally {
+    await prioritySet;
     await ops?.close();
     stop.dispose();
     await store.close();

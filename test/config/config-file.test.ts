@@ -35,6 +35,7 @@ http:
 hashing:
   maxConcurrent: 3
   maxQueued: 7
+  nice: 10
 tickets:
   ttlSeconds: 60
 management:
@@ -81,7 +82,7 @@ describe('config file', () => {
       port: 8081,
       databaseUrl: 'sqlite:/srv/auth/file.db',
       http: { maxRequestBytes: 4096, bodyTimeoutMs: 2000, httpGet: ['ValidateUserToken', 'WhatsNew'] },
-      hashing: { maxConcurrent: 3, maxQueued: 7 },
+      hashing: { maxConcurrent: 3, maxQueued: 7, nice: 10 },
       timeZone: 'America/Sao_Paulo',
       tickets: { ttlSeconds: 60 },
       logLevel: 'warn',
