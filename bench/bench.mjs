@@ -262,20 +262,22 @@ async function main() {
     const argonRuns = [];
     const mixedRuns = [];
     const runsTotal = cells.filter((c) => c.skipped === null).length + (selected('mixed') && servers['svcapi-mixed'] ? 2 : 0);
-    const estimate = o.runs * runsTotal * o.durationS + runsTotal * o.warmupS + (selected('validateuser') ? o.runs * o.durationS : 0);
+    const estimate = o.runs * runsTotal * o.durationS + runsTotal * o.warmupS + (selected('validateuser') ? 2 * o.runs * o.durationS : 0);
     log(`bench: ${runsTotal} cells × ${o.runs} run(s) × ${o.durationS} s: about ${Math.ceil(estimate / 60)} min`);
 
     for (let round = 1; round <= o.runs; round++) {
       log(`bench: round ${round}/${o.runs}`);
-      let argonMeasured = false;
+      // The raw argon2id rate right before and right after the logins it is compared with: the
+      // machine's speed drifts by several percent within minutes here, and bracketing the cells
+      // keeps a drift from favouring either side.
+      const rawRate = async () => {
+        argonRuns.push(await argon2Rate(passwordHash, o.durationS, machine.cores));
+        log(`bench:   raw argon2id: ${fmt(argonRuns.at(-1).rate)} verifications/s on ${argonRuns.at(-1).threads} threads, ${fmt(argonRuns.at(-1).cpuMsPerVerification)} ms CPU each`);
+      };
+      const loginCells = cells.filter((c) => c.skipped === null && c.scenario.id === 'validateuser');
       for (const cell of cells) {
         if (cell.skipped !== null) continue;
-        // The raw argon2id rate right before the logins it is compared with (the machine's load changes).
-        if (cell.scenario.id === 'validateuser' && !argonMeasured) {
-          argonMeasured = true;
-          argonRuns.push(await argon2Rate(passwordHash, o.durationS, machine.cores));
-          log(`bench:   raw argon2id: ${fmt(argonRuns.at(-1).rate)} verifications/s on ${argonRuns.at(-1).threads} threads, ${fmt(argonRuns.at(-1).cpuMsPerVerification)} ms CPU each`);
-        }
+        if (cell === loginCells[0]) await rawRate();
         const loadOptions = {
           origin: cell.server.origin, req: cell.req, connections: cell.connections, cpu: cell.role.endsWith('auto') ? null : layout.load,
           check: cell.scenario.check ?? null, timeoutS: cell.scenario.timeoutS ?? 10, client, tmpDir: tmp,
@@ -291,6 +293,7 @@ async function main() {
           `p50 ${fmt(result.p50Ms)} ms  p99 ${fmt(result.p99Ms)} ms  rss ${fmt(result.rssMb)} MB  cpu ${fmt(result.cpuUsPerReq)} µs/req` +
           `${result.non2xx + result.errors > 0 ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ''}` +
           `${result.checked ? `  (${result.checked.ok} ok, ${result.checked.bad} failed logins${result.checked.bad > 0 ? `; first: ${result.checked.firstBad.slice(0, 160)}` : ''})` : ''}`);
+        if (cell === loginCells.at(-1)) await rawRate();
       }
       if (selected('mixed') && servers['svcapi-mixed']) {
         mixedRuns.push(await mixedRun(servers['svcapi-mixed'], OPERATIONS, sqliteToken, layout, client, tmp, o, round === 1, log));
@@ -536,7 +539,7 @@ export function renderMarkdown(r) {
   }
   lines.push('');
   if (r.argon2.rate !== null) {
-    lines.push(`Raw argon2id (m=19456, t=2, p=1; ${r.argon2.runs[0]?.threads} worker threads, the user's own hash, measured right before the ValidateUser cells of each round): ` +
+    lines.push(`Raw argon2id (m=19456, t=2, p=1; ${r.argon2.runs[0]?.threads} worker threads, the user's own hash, measured right before and right after the ValidateUser cells of each round, median): ` +
       `**${fmt(r.argon2.rate)} verifications/s**, ${fmt(r.argon2.cpuMsPerVerification)} ms of CPU each.`, '');
   }
   lines.push('Start to first answered `?WSDL`: ' + Object.values(r.servers).map((s) => `${s.label} ${fmtInt(s.readyMs)} ms`).join('; ') + '.', '');
