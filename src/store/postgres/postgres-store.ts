@@ -13,6 +13,7 @@ import { parsePostgresUrl } from './postgres-url.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
+import { inTransaction } from './transaction.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -210,21 +211,10 @@ function createPostgresStore(pool: pg.Pool): Store {
     }
   }
 
-  /** `fn` inside BEGIN ... COMMIT on one connection; rolled back (and the connection dropped if broken) on error. */
+  /** `fn` inside BEGIN ... COMMIT on one connection (transaction.ts). */
   async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
     checkOpen();
-    const client = await pool.connect();
-    try {
-      await client.query('BEGIN');
-      const result = await fn(client);
-      await client.query('COMMIT');
-      client.release();
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      client.release(error instanceof Error ? error : new Error(String(error)));
-      throw error;
-    }
+    return inTransaction(pool, fn);
   }
 
   const one = (result: pg.QueryResult<Row>): Row | undefined => result.rows[0];
