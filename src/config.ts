@@ -240,7 +240,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const hashing = {
     maxConcurrent: integer(pick(undefined, '', env, 'SVCAPI_HASHING_MAX_CONCURRENT', fromFile('hashing.maxConcurrent')), hashingDefaults.maxConcurrent, 1, 256),
     maxQueued: integer(pick(undefined, '', env, 'SVCAPI_HASHING_MAX_QUEUED', fromFile('hashing.maxQueued')), hashingDefaults.maxQueued, 0, 100_000),
-    nice: integer(pick(undefined, '', env, 'SVCAPI_HASHING_NICE', fromFile('hashing.nice')), 19, 0, 19),
+    nice: integer(pick(undefined, '', env, 'SVCAPI_HASHING_NICE', fromFile('hashing.nice')), 10, 0, 19),
   };
 
   const zoneSource = pick(flags.timeZone, '--time-zone', env, 'SVCAPI_TIME_ZONE', fromFile('timeZone'));

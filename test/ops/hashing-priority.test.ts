@@ -111,10 +111,10 @@ describe.runIf(onLinux)('serve (the real binary)', () => {
     return { niced, main: nice.get(serving), log: server.output() };
   };
 
-  it('starts with its hashing threads at nice 19 by default, its event loop at 0', async () => {
+  it('starts with its hashing threads at nice 10 by default, its event loop at 0', async () => {
     const { niced, main, log } = await lowered({});
-    expect(log).toMatch(/"nice":19,"threads":4,.*password hashing threads run at a low CPU priority/);
-    expect(niced).toEqual([19, 19, 19, 19]);
+    expect(log).toMatch(/"nice":10,"threads":4,.*password hashing threads run at a low CPU priority/);
+    expect(niced).toEqual([10, 10, 10, 10]);
     expect(main).toBe(0);
   });
 
