@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext } from 'node:tls';
 import type { Config } from '../config.js';
 import { buildApp } from '../http/app.js';
@@ -13,6 +14,8 @@ import { createLogger } from '../ops/logger.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
+
+const PRIORITY_PROBE_DELAY_MS = 1000;
 
 /** How to write the listening host in a URL a person can open. */
 function urlHost(host: string, address: AddressInfo): string {
@@ -76,6 +79,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
   let ops: OpsRuntime | undefined;
   let prioritySet: Promise<void> | undefined;
+  const probeCancel = new AbortController();
   try {
     const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
     ops = await createOpsRuntime({ config, store, logger });
@@ -103,11 +107,15 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       await app.close();
       throw new CliError((error as Error).message);
     }
-    // Finding the hashing threads takes ~50 ms of probing; it runs while the service already serves.
-    prioritySet = lowerHashingPriority(config.hashing.nice).then((result) => {
-      if (result.applied) logger.info({ nice: result.nice, threads: result.threads.length, found: result.found }, 'password hashing threads run at a low CPU priority');
-      else if (config.hashing.nice !== 0) logger[process.platform === 'linux' ? 'warn' : 'info']({ reason: result.reason }, 'password hashing runs at the normal CPU priority');
-    });
+    // Finding the hashing threads costs a PBKDF2 job per pool thread (~30 ms of CPU each): it
+    // waits a second, so that it does not slow the start (nor that of the other --workers), and
+    // is dropped if the service stops first.
+    prioritySet = delay(PRIORITY_PROBE_DELAY_MS, undefined, { signal: probeCancel.signal })
+      .then(() => lowerHashingPriority(config.hashing.nice))
+      .then((result) => {
+        if (result.applied) logger.info({ nice: result.nice, threads: result.threads.length, found: result.found }, 'password hashing threads run at a low CPU priority');
+        else if (config.hashing.nice !== 0) logger[process.platform === 'linux' ? 'warn' : 'info']({ reason: result.reason }, 'password hashing runs at the normal CPU priority');
+      }, () => undefined);
     const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics)\n`;
     (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 
@@ -116,6 +124,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     await ops.shutdown(app, reason);
     return 0;
   } finally {
+    probeCancel.abort();
     await prioritySet;
     await ops?.close();
     stop.dispose();
