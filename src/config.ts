@@ -31,7 +31,7 @@ export interface Config {
   /**
    * Password hashing capacity (issue 6): more concurrent work than this fails fast with "Server
    * too busy". `nice`: the CPU priority of the threads that hash (Linux; 0 = as the process),
-   * so that logins never hold back token checks (issue 9, src/ops/hashing-priority.ts).
+   * so that logins hold back token checks less (issue 9, src/ops/hashing-priority.ts).
    */
   readonly hashing: { readonly maxConcurrent: number; readonly maxQueued: number; readonly nice: number };
   /** IANA zone used to write DateTime offsets in WhatsNew, as the legacy server's local time did. */
