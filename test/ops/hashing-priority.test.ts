@@ -4,9 +4,8 @@
  * afterwards spends its CPU on a thread with the lowered priority, the event loop keeps its own,
  * and the real server does this at start.
  */
-import { readdirSync, readFileSync, readlinkSync, mkdtempSync, rmSync } from 'node:fs';
-import { getPriority } from 'node:os';
-import { tmpdir } from 'node:os';
+import { mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
