@@ -66,7 +66,7 @@ export interface Config {
   /** The config file that was read (absolute path), if any. */
   readonly configFile: string | null;
   /** Lazy migration (issue 7): the old Authentication.asmx asked about logins unknown here; url null: off. */
-  readonly legacy: { readonly url: string | null; readonly timeoutMs: number };
+  readonly legacy: { readonly url: string | null; readonly timeoutMs: number; readonly allowInsecure: boolean };
   /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
   readonly bruteForce: ThrottlePolicy & { readonly enabled: boolean };
   /** Audit trail (issue 6): events older than this many days are purged by housekeeping; 0 keeps them. */
@@ -113,6 +113,12 @@ function defaultTimeZone(): string {
 }
 
 /** The first value that is set: flag, then environment variable, then config file, then default; with its key for messages. */
+/** localhost, 127.0.0.0/8 or ::1 (a URL's hostname, IPv6 in brackets). */
+export function isLoopbackHost(hostname: string): boolean {
+  const host = hostname.toLowerCase().replace(/^\[|\]$/g, '');
+  return host === 'localhost' || host.endsWith('.localhost') || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
 function pick(flag: string | number | boolean | undefined, flagName: string, env: NodeJS.ProcessEnv, envName: string, fromFile?: SettingSource): SettingSource | undefined {
   if (flag !== undefined) return { value: String(flag), key: flagName };
   const fromEnv = env[envName];
@@ -277,6 +283,13 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     throw new ConfigError(legacySource?.key ?? 'legacy.url', `expected the old service's http(s) URL, like https://old.example/Authentication.asmx, got ${JSON.stringify(legacyUrl)}`);
   }
   const legacyTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_LEGACY_TIMEOUT_MS', fromFile('legacy.timeoutMs')), 3000, 100, 60_000);
+  // Lazy migration sends the passwords of logins unknown here to the old service: in clear over
+  // plain http. Allowed to the same machine (a local proxy or tunnel); elsewhere only when the
+  // operator says so, and serve still warns at start.
+  const legacyAllowInsecure = boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_ALLOW_INSECURE', fromFile('legacy.allowInsecure')), false);
+  if (legacyUrl !== null && new URL(legacyUrl).protocol === 'http:' && !isLoopbackHost(new URL(legacyUrl).hostname) && !legacyAllowInsecure) {
+    throw new ConfigError(legacySource?.key ?? 'legacy.url', `plain http to another host would send passwords in clear; use https, or set legacy.allowInsecure (SVCAPI_LEGACY_ALLOW_INSECURE=true) to accept that risk`);
+  }
 
   // --- audit trail and TLS (issue 6) ---
   const auditRetentionDays = integer(pick(flags.auditRetentionDays, '--audit-retention-days', env, 'SVCAPI_AUDIT_RETENTION_DAYS', fromFile('audit.retentionDays')), 90, 0, 36_500);
@@ -324,7 +337,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
     housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
     configFile: file?.path ?? null,
-    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs },
+    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs, allowInsecure: legacyAllowInsecure },
     audit: { retentionDays: auditRetentionDays },
     bruteForce,
     tls,

@@ -9,6 +9,9 @@ import { createAuthService } from '../domain/service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
+import { createLegacyGuard } from '../domain/legacy-guard.js';
+import { systemClock } from '../domain/clock.js';
+import { cryptoRandomSource } from '../domain/random-source.js';
 import { openStore } from '../store/open-store.js';
 import { createLogger } from '../ops/logger.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
@@ -16,6 +19,8 @@ import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
+/** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
+const GPS_APP_ID = 2;
 
 /** How to write the listening host in a URL a person can open. */
 function urlHost(host: string, address: AddressInfo): string {
@@ -83,10 +88,28 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   try {
     const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
     ops = await createOpsRuntime({ config, store, logger });
+    // Lazy migration: logins unknown here are checked once by the old service, whose yes counts
+    // only in its token form and after it refused a random login (domain/legacy-guard.ts).
+    const legacy = config.legacy.url === null ? null : createLegacyGuard({
+      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }),
+      clock: systemClock,
+      random: cryptoRandomSource,
+      onChange: (status) => {
+        const fields = { state: status.state, tokenForm: status.tokenForm, failureValueConfirmed: status.failureValueConfirmed };
+        if (status.state === 'unsafe') logger.error(fields, `lazy migration refused: ${status.reason}`);
+        else if (status.state === 'confirmed' && status.failureValueConfirmed === false) logger.warn(fields, `lazy migration: ${status.reason}`);
+        else logger.info(fields, `lazy migration: ${status.reason}`);
+      },
+    });
+    if (legacy !== null) {
+      if (new URL(config.legacy.url ?? '').protocol === 'http:') {
+        logger.warn({ legacyHost: new URL(config.legacy.url ?? '').host }, 'legacy.url is plain http: passwords of logins unknown here cross the network in clear');
+      }
+      ops.readiness.reportLegacy(() => legacy.status());
+    }
     const service = createAuthService({
       store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
-      // Lazy migration (issue 7): logins unknown here are checked once by the old service.
-      ...(config.legacy.url !== null && { legacy: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }) }),
+      ...(legacy !== null && { legacy }),
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });
@@ -116,6 +139,9 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
         if (result.applied) logger.info({ nice: result.nice, threads: result.threads.length, found: result.found }, 'password hashing threads run at a low CPU priority');
         else if (config.hashing.nice !== 0) logger[process.platform === 'linux' ? 'warn' : 'info']({ reason: result.reason }, 'password hashing runs at the normal CPU priority');
       }, () => undefined);
+    // The old service's failure value is confirmed at start (and again before a migration if
+    // this probe could not reach it), so /health/ready shows early whether migration is safe.
+    void legacy?.confirm(GPS_APP_ID);
     const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics)\n`;
     (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 

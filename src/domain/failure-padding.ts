@@ -4,11 +4,20 @@
  * too long to hash), the answer is not sent before the recent median duration of successful
  * logins has passed, so response time does not tell one failure from another, nor from a
  * success. The median of the last `window` successes follows the machine's real speed.
+ *
+ * With lazy migration, a login unknown here (or awaiting a reset) also waits for the old service,
+ * which costs far more than a verification (331 ms median against 32 ms for a known login's wrong
+ * password, measured against a 300 ms stand-in). So every failure is padded to the larger of the
+ * two medians: recent successes, and recent logins that asked the old service (each at most the
+ * legacy timeout plus a verification, since the call is cut off there). A known login's wrong
+ * password then takes as long as an unknown one's.
  */
 
 export interface FailurePadding {
   /** Records how long a successful login took. */
   recordSuccess(durationMs: number): void;
+  /** Records how long a login took up to the old service's answer (lazy migration asked it). */
+  recordLegacyCall(durationMs: number): void;
   /** Waits until a failure that started at `startedMs` has lasted the median success duration. */
   pad(startedMs: number): Promise<void>;
   /** The current target, for tests and metrics. */
@@ -30,29 +39,37 @@ export function createFailurePadding(options: PaddingOptions = {}): FailurePaddi
   const window = options.window ?? 64;
   const now = options.now ?? (() => performance.now());
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const samples: number[] = [];
-  let next = 0;
-  let median = options.initialMs ?? 0;
-
-  function recompute(): void {
-    const sorted = [...samples].sort((a, b) => a - b);
-    const mid = sorted.length >> 1;
-    median = sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
-  }
+  const successes = createMedianWindow(window, options.initialMs ?? 0);
+  const legacyCalls = createMedianWindow(window, 0);
+  const target = (): number => Math.max(successes.median(), legacyCalls.median());
 
   return {
-    recordSuccess(durationMs: number): void {
-      if (!Number.isFinite(durationMs) || durationMs < 0) return;
-      if (samples.length < window) samples.push(durationMs);
-      else samples[next] = durationMs;
-      next = (next + 1) % window;
-      recompute();
-    },
+    recordSuccess: (durationMs) => successes.record(durationMs),
+    recordLegacyCall: (durationMs) => legacyCalls.record(durationMs),
     async pad(startedMs: number): Promise<void> {
-      const remaining = median - (now() - startedMs);
+      const remaining = target() - (now() - startedMs);
       if (remaining > 1) await sleep(remaining);
     },
-    targetMs: () => median,
+    targetMs: target,
     now,
+  };
+}
+
+/** The median of the last `size` durations recorded (`initial` until the first). */
+function createMedianWindow(size: number, initial: number): { record(durationMs: number): void; median(): number } {
+  const samples: number[] = [];
+  let next = 0;
+  let median = initial;
+  return {
+    record(durationMs: number): void {
+      if (!Number.isFinite(durationMs) || durationMs < 0) return;
+      if (samples.length < size) samples.push(durationMs);
+      else samples[next] = durationMs;
+      next = (next + 1) % size;
+      const sorted = [...samples].sort((a, b) => a - b);
+      const mid = sorted.length >> 1;
+      median = sorted.length % 2 === 1 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+    },
+    median: () => median,
   };
 }

@@ -5,7 +5,9 @@
  * service refuses), is checked once by the old service's own ValidateUser. When it answers with
  * a token, the user is created here (or its hash replaced) with an argon2id hash of the password
  * just checked, granted the application, recorded as migrated, and the login succeeds as any
- * other. When it says no, times out or fails, the login fails like any other failure.
+ * other. When it says no, times out or fails, the login fails like any other failure. What
+ * counts as a yes is legacy-guard.ts's to decide: a token in the old service's form, never
+ * "anything but its failure value".
  *
  * A user whose hash *can* be verified here is never sent to the old service: a wrong password
  * is simply wrong (the old service may still accept a password changed here since).
@@ -18,19 +20,12 @@ import type { PasswordHasher } from './password-hasher.js';
 import type { Clock } from './clock.js';
 import { checkLogin, loginKey } from './logins.js';
 import { canVerifyPasswordHash } from './legacy-hashes/stored-hash.js';
-
-export interface LegacyAuthenticator {
-  /**
-   * The old service's ValidateUser: true when it issued a token. Never rejects: a timeout, an
-   * error or an unreadable answer is false.
-   */
-  validate(login: string, password: string, appId: number, ipAddress: string | null): Promise<boolean>;
-}
+import type { LegacyGuard } from './legacy-guard.js';
 
 export interface LegacyMigrationDeps {
   readonly store: Store;
   readonly hasher: PasswordHasher;
-  readonly legacy: LegacyAuthenticator;
+  readonly legacy: LegacyGuard;
   readonly clock: Clock;
 }
 
@@ -44,26 +39,28 @@ export interface LegacyAttempt {
 export interface LegacyMigration {
   /**
    * For a login whose password did not verify here: asks the old service when the rules above
-   * allow it; the migrated user to continue the login with, or null (not asked, or refused).
+   * allow it. `user` is the migrated user to continue the login with, or null (not asked, or
+   * refused); `asked` says whether the old service was called (its time counts for equal timing).
    */
-  attempt(attempt: LegacyAttempt, user: UserCredentials | null): Promise<UserCredentials | null>;
+  attempt(attempt: LegacyAttempt, user: UserCredentials | null): Promise<{ readonly user: UserCredentials | null; readonly asked: boolean }>;
 }
 
 export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigration {
   const { store, hasher, legacy, clock } = deps;
   return {
     async attempt(a, user) {
-      if (!a.app.enabled) return null; // would fail anyway; do not bother the old service
-      if (user !== null && (!user.enabled || canVerifyPasswordHash(user.passwordHash))) return null;
-      if (user === null && checkLogin(a.login) !== null) return null; // could not be created here
-      let vouched: boolean;
+      const notAsked = { user: null, asked: false } as const;
+      if (!a.app.enabled) return notAsked; // would fail anyway; do not bother the old service
+      if (user !== null && (!user.enabled || canVerifyPasswordHash(user.passwordHash))) return notAsked;
+      if (user === null && checkLogin(a.login) !== null) return notAsked; // could not be created here
+      let verdict: { readonly vouched: boolean; readonly asked: boolean };
       try {
-        vouched = await legacy.validate(a.login, a.password, a.app.appId, a.ipAddress);
+        verdict = await legacy.vouch(a.login, a.password, a.app.appId, a.ipAddress);
       } catch {
-        vouched = false;
+        verdict = { vouched: false, asked: true };
       }
-      if (!vouched) return null;
-      return store.migrateLegacyUser({
+      if (!verdict.vouched) return { user: null, asked: verdict.asked };
+      const migrated = await store.migrateLegacyUser({
         login: user?.login ?? a.login,
         loginKey: loginKey(a.login),
         passwordHash: await hasher.hash(a.password),
@@ -71,6 +68,7 @@ export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigratio
         expectedHash: user?.passwordHash ?? null,
         now: clock.now(),
       });
+      return { user: migrated, asked: true };
     },
   };
 }

@@ -12,7 +12,8 @@ import { createNewsCache, NO_NEWS } from './news-cache.js';
 import { createRevisionGate } from './revision-gate.js';
 import { createAccessCache } from './access-cache.js';
 import { appendTicket } from './login-url.js';
-import { createLegacyMigration, type LegacyAuthenticator } from './legacy-migration.js';
+import { createLegacyMigration } from './legacy-migration.js';
+import type { LegacyGuard } from './legacy-guard.js';
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
 import { tokenFingerprint } from './audit.js';
 import { createFailurePadding, type FailurePadding } from './failure-padding.js';
@@ -28,8 +29,11 @@ export interface AuthServiceDeps {
   readonly random?: RandomSource;
   /** Lifetime of a GetUserLoginURL ticket (config `tickets.ttlSeconds`); default 120. */
   readonly ticketTtlSeconds?: number;
-  /** The old service, for lazy migration (config `legacy.url`; legacy-migration.ts); none by default. */
-  readonly legacy?: LegacyAuthenticator;
+  /**
+   * The old service, for lazy migration (config `legacy.url`; legacy-migration.ts), behind the
+   * guard that decides what counts as its yes (legacy-guard.ts); none by default.
+   */
+  readonly legacy?: LegacyGuard;
   /** Observers of outcomes (metrics, later audit); they never change an answer. */
   readonly events?: AuthEvents;
   /** Equal timing of failures (failure-padding.ts); one per service by default. */
@@ -123,7 +127,9 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && login !== '') {
         // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
         const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
-        if (migrated !== null) [user, passwordMatches] = [migrated, true];
+        // What asking the old service costs becomes what every failure costs (failure-padding.ts).
+        if (migrated.asked) padding.recordLegacyCall(padding.now() - started);
+        if (migrated.user !== null) [user, passwordMatches] = [migrated.user, true];
       }
 
       const refuse = async (outcome: LoginOutcome): Promise<ValidateUserOutcome> => {

@@ -3,13 +3,13 @@
  * question (lazy migration, domain/legacy-migration.ts). Any svcapi-auth instance speaks the same
  * contract, so one can stand in for the old service in tests.
  *
- * Yes only for HTTP 200 with a ValidateUserResult that looks like a token (printable, no spaces,
- * 8 to 200 characters; the old service answers a GUID, or the empty string for no). Everything
- * else is no: another status, a SOAP fault, an unreadable or oversized body, a timeout
- * (legacy.timeoutMs), a refused connection, a redirect. The token the old service issued is not
- * used; the caller gets one of ours.
+ * It only reads: an answer is the ValidateUserResult text of an HTTP 200 SOAP response, whatever
+ * it says; judging it (a token in the old service's form, or not) is domain/legacy-guard.ts's job.
+ * Everything else is 'unavailable': another status, a SOAP fault, an unreadable or oversized body,
+ * a timeout (legacy.timeoutMs), a refused connection, a redirect. The token the old service issued
+ * is not used; the caller gets one of ours.
  */
-import type { LegacyAuthenticator } from '../domain/legacy-migration.js';
+import type { LegacyAuthenticator, LegacyReply } from '../domain/legacy-guard.js';
 import { readXmlDocument, type XmlElement } from '../wire/xml-reader.js';
 
 export interface SoapLegacyOptions {
@@ -22,7 +22,6 @@ export interface SoapLegacyOptions {
 }
 
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
-const TOKEN_LIKE = /^[\x21-\x7e]{8,200}$/;
 
 /** Text as XML character data; false when it holds a character XML 1.0 cannot carry. */
 function xmlText(text: string): string | null {
@@ -71,10 +70,11 @@ async function readLimited(response: Response, limit: number): Promise<string | 
 export function createSoapLegacyAuthenticator(options: SoapLegacyOptions): LegacyAuthenticator {
   const timeoutMs = options.timeoutMs ?? 3000;
   const maxBytes = options.maxResponseBytes ?? 64 * 1024;
+  const unavailable = (reason: string): LegacyReply => ({ kind: 'unavailable', reason });
   return {
-    async validate(login, password, appId, ipAddress) {
+    async validateUser(login, password, appId, ipAddress) {
       const body = validateUserEnvelope(login, password, appId, ipAddress);
-      if (body === null) return false;
+      if (body === null) return unavailable('credentials XML cannot carry');
       const signal = AbortSignal.timeout(timeoutMs);
       try {
         const response = await fetch(options.url, {
@@ -86,14 +86,15 @@ export function createSoapLegacyAuthenticator(options: SoapLegacyOptions): Legac
         });
         if (response.status !== 200) {
           await response.body?.cancel().catch(() => undefined);
-          return false;
+          return unavailable(`HTTP ${response.status}`);
         }
         const text = await readLimited(response, maxBytes);
-        if (text === null) return false;
+        if (text === null) return unavailable(`an answer over ${maxBytes} bytes`);
         const result = readValidateUserResult(text);
-        return result !== null && TOKEN_LIKE.test(result);
-      } catch {
-        return false;
+        return result === null ? unavailable('not a ValidateUser response') : { kind: 'answer', result };
+      } catch (error) {
+        // Only the kind of trouble: a fetch error's message may carry the URL.
+        return unavailable(signal.aborted ? `no answer within ${timeoutMs} ms` : (error as Error).name === 'TypeError' ? 'connection failed' : 'request failed');
       }
     },
   };

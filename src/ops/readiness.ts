@@ -3,6 +3,7 @@
  * store answers, and its schema is at least the version this build migrated it to at start.
  */
 import type { Store } from '../store/store.js';
+import type { LegacyGuardStatus } from '../domain/legacy-guard.js';
 
 export interface ReadinessReport {
   readonly ready: boolean;
@@ -14,6 +15,11 @@ export interface ReadinessReport {
     /** 'ok', or why the store did not answer. */
     readonly store: string;
     readonly schema: { readonly current: number | null; readonly expected: number; readonly ok: boolean };
+    /**
+     * Lazy migration's view of the old service (legacy-guard.ts), when one is configured. Not a
+     * condition of readiness: a service that refuses to migrate still serves the users it has.
+     */
+    readonly legacy?: LegacyGuardStatus;
   };
 }
 
@@ -23,6 +29,8 @@ export interface Readiness {
   /** Shutdown began: from now on not ready, whatever the store says. */
   startDraining(): void;
   readonly draining: boolean;
+  /** Reports lazy migration's state in the details from now on. */
+  reportLegacy(status: () => LegacyGuardStatus): void;
   check(): Promise<ReadinessReport>;
 }
 
@@ -46,7 +54,11 @@ export function createReadiness(options: ReadinessOptions): Readiness {
   const timeoutMs = options.timeoutMs ?? 2000;
   let serving = false;
   let draining = false;
+  let legacy: (() => LegacyGuardStatus) | null = null;
   return {
+    reportLegacy(status) {
+      legacy = status;
+    },
     setServing(value) {
       serving = value;
     },
@@ -70,7 +82,7 @@ export function createReadiness(options: ReadinessOptions): Readiness {
       return {
         ready,
         status: ready ? 'ready' : 'not ready',
-        checks: { serving, draining, store: storeState, schema: { current, expected: options.expectedSchemaVersion, ok: schemaOk } },
+        checks: { serving, draining, store: storeState, schema: { current, expected: options.expectedSchemaVersion, ok: schemaOk }, ...(legacy !== null && { legacy: legacy() }) },
       };
     },
   };

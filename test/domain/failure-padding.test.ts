@@ -29,3 +29,20 @@ describe('failure padding', () => {
     expect(padding.targetMs()).toBe(90);
   });
 });
+
+describe('failure padding beside an old service', () => {
+  it('pads to the larger of the success and legacy-call medians', async () => {
+    let now = 0;
+    const slept: number[] = [];
+    const padding = createFailurePadding({ window: 3, now: () => now, sleep: async (ms) => { slept.push(ms); now += ms; } });
+    for (const d of [30, 32, 34]) padding.recordSuccess(d);
+    expect(padding.targetMs()).toBe(32);
+    for (const d of [300, 340, 320]) padding.recordLegacyCall(d);
+    expect(padding.targetMs()).toBe(320);
+    await padding.pad(now - 20);
+    expect(slept).toEqual([300]);
+    // The old service got faster: the target follows it down, never below the successes.
+    for (const d of [5, 5, 5]) padding.recordLegacyCall(d);
+    expect(padding.targetMs()).toBe(32);
+  });
+});

@@ -497,7 +497,7 @@ describe('equal failures', () => {
     const hasher = fakeHasher();
     const slept: number[] = [];
     const now = 0;
-    const padding = { recordSuccess: () => undefined, targetMs: () => 50, now: () => now, pad: async (started: number) => { slept.push(50 - (now - started)); } };
+    const padding = { recordSuccess: () => undefined, recordLegacyCall: () => undefined, targetMs: () => 50, now: () => now, pad: async (started: number) => { slept.push(50 - (now - started)); } };
     const admin = createAdminService({ store, hasher });
     await must(admin.addUser({ login: 'long', password: 'é'.repeat(512), appIds: [2] }));
     const service = createAuthService({ store, hasher, padding });

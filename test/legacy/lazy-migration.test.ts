@@ -5,7 +5,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { LegacyAuthenticator } from '../../src/domain/legacy-migration.js';
+import type { LegacyAuthenticator } from '../../src/domain/legacy-guard.js';
 import { inspectPasswordHash, needsResetHash } from '../../src/domain/legacy-hashes/stored-hash.js';
 import { loginKey } from '../../src/domain/logins.js';
 import { createSoapLegacyAuthenticator, readValidateUserResult, validateUserEnvelope } from '../../src/legacy/soap-legacy-authenticator.js';
@@ -16,14 +16,16 @@ import { startApp, type StartedApp } from '../support/start-app.js';
 let legacy: StartedApp;
 let current: StartedApp;
 let calls = 0;
+let probes = 0;
 let legacyUrl: string;
 
-/** The real SOAP client, counting the questions it is asked. */
+/** The real SOAP client, counting the questions it is asked (the guard's probes apart). */
 function counting(inner: LegacyAuthenticator): LegacyAuthenticator {
   return {
-    validate: async (...args) => {
-      calls += 1;
-      return inner.validate(...args);
+    validateUser: async (login, password, appId, ip) => {
+      if (/^[0-9a-f]{48}$/.test(password)) probes += 1; // the guard's random password
+      else calls += 1;
+      return inner.validateUser(login, password, appId, ip);
     },
   };
 }
@@ -50,6 +52,7 @@ afterAll(async () => {
 
 afterEach(() => {
   calls = 0;
+  probes = 0;
 });
 
 const validate = (service: StartedApp, login: string, password: string): ReturnType<StartedApp['service']['validateUser']> =>
@@ -66,6 +69,7 @@ describe('lazy migration through the legacy service', () => {
     const outcome = await validate(current, 'oldtimer', 'old-secret');
     expect(outcome.ok).toBe(true);
     expect(calls).toBe(1);
+    expect(probes).toBe(1); // the old service's "no" was confirmed before the first migration
     const user = await current.stack.store.findUserByLoginKey('oldtimer');
     expect(user).toMatchObject({ login: 'oldtimer', enabled: true, appIds: [2] });
     expect(inspectPasswordHash(user?.passwordHash ?? '').format).toBe('argon2id');
@@ -157,13 +161,13 @@ describe('the old service down or slow', () => {
 
   it('a refused connection is a no', async () => {
     const client = createSoapLegacyAuthenticator({ url: closedUrl, timeoutMs: 2000 });
-    expect(await client.validate('later', 'later-pw', 2, null)).toBe(false);
+    expect(await client.validateUser('later', 'later-pw', 2, null)).toStrictEqual({ kind: 'unavailable', reason: 'connection failed' });
   });
 
   it('no answer within legacy.timeoutMs is a no, and the login fails like any other', async () => {
     const client = createSoapLegacyAuthenticator({ url: silentUrl, timeoutMs: 300 });
     const started = Date.now();
-    expect(await client.validate('later', 'later-pw', 2, null)).toBe(false);
+    expect(await client.validateUser('later', 'later-pw', 2, null)).toStrictEqual({ kind: 'unavailable', reason: 'no answer within 300 ms' });
     expect(Date.now() - started).toBeLessThan(2500);
 
     const app = await startApp({ legacy: client });
@@ -175,12 +179,11 @@ describe('the old service down or slow', () => {
     }
   });
 
-  it('an error page, a fault or something that is not a token is a no', async () => {
+  it('an error page, a fault, a redirect or something that is not a ValidateUser response is no answer', async () => {
     for (const [status, body] of [
       [500, '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><soap:Fault><faultcode>soap:Server</faultcode><faultstring>x</faultstring></soap:Fault></soap:Body></soap:Envelope>'],
       [200, '<html>maintenance</html>'],
-      [200, '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ValidateUserResponse xmlns="SVCAPI"><ValidateUserResult /></ValidateUserResponse></soap:Body></soap:Envelope>'],
-      [200, '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ValidateUserResponse xmlns="SVCAPI"><ValidateUserResult>not a token</ValidateUserResult></ValidateUserResponse></soap:Body></soap:Envelope>'],
+      [200, '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><OtherResponse xmlns="SVCAPI" /></soap:Body></soap:Envelope>'],
       [302, ''],
     ] as const) {
       const server = createServer((socket) => {
@@ -189,7 +192,7 @@ describe('the old service down or slow', () => {
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       try {
         const client = createSoapLegacyAuthenticator({ url: `http://127.0.0.1:${(server.address() as { port: number }).port}/Authentication.asmx`, timeoutMs: 2000 });
-        expect(await client.validate('later', 'later-pw', 2, null), `${status} ${body}`).toBe(false);
+        expect((await client.validateUser('later', 'later-pw', 2, null)).kind, `${status} ${body}`).toBe('unavailable');
       } finally {
         await new Promise<void>((resolve) => server.close(() => resolve()));
       }

@@ -67,3 +67,49 @@ it('serve asks the legacy service about unknown logins and upgrades legacy hashe
     await store.close();
   }
 });
+
+it('serve probes the legacy service at start: one that says yes to a random login is refused loudly, in the log and /health/ready', async () => {
+  const same = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
+  const { createServer } = await import('node:http');
+  let asked = 0;
+  const hostile = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      asked += 1;
+      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' });
+      res.end(`<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ValidateUserResponse xmlns="SVCAPI"><ValidateUserResult>${same}</ValidateUserResult></ValidateUserResponse></soap:Body></soap:Envelope>`);
+    });
+  });
+  await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+  const db = `sqlite:${join(dir, 'hostile.db')}`;
+  let text = '';
+  const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+  const controller = new AbortController();
+  const env = { SVCAPI_LEGACY_URL: `http://127.0.0.1:${(hostile.address() as { port: number }).port}/Authentication.asmx` };
+  const done = runCli(['serve', '--port', '0', '--db', db], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
+  try {
+    let management: string | undefined;
+    for (let i = 0; (management === undefined || !text.includes('lazy migration refused')) && i < 500; i++) {
+      management = /^Management: (http:\/\/\S+) /m.exec(text)?.[1];
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    if (management === undefined) throw new Error(`serve did not start: ${text}`);
+    const service = /^Service: (\S+)$/m.exec(text)?.[1] ?? '';
+    const ready = await fetch(`${management}/health/ready`);
+    expect(ready.status).toBe(200); // it still serves the users it has
+    const report = await ready.json() as { checks: { legacy?: { state: string; reason: string } } };
+    expect(report.checks.legacy).toMatchObject({ state: 'unsafe' });
+    expect(text).toMatch(/"level":50.*lazy migration refused/);
+    expect(text).toContain('legacy.url is plain http');
+    // A login unknown here is not even asked about.
+    const req = buildRequest('soap11', 'ValidateUser', { login: 'victim', password: 'attacker', AppId: 2, IPAddress: '' });
+    const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
+    expect(parseResult('soap11', 'ValidateUser', await res.text())).toBe('');
+    expect(asked).toBe(1);
+    expect(text).not.toContain(same);
+  } finally {
+    controller.abort();
+    expect(await done).toBe(0);
+    await new Promise<void>((resolve) => hostile.close(() => resolve()));
+  }
+});

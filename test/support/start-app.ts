@@ -11,7 +11,9 @@ import { createAdminService, type AdminService } from '../../src/domain/admin-se
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
-import type { LegacyAuthenticator } from '../../src/domain/legacy-migration.js';
+import { createLegacyGuard, type LegacyAnswerRules, type LegacyAuthenticator, type LegacyGuard } from '../../src/domain/legacy-guard.js';
+import { systemClock } from '../../src/domain/clock.js';
+import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import type { PasswordHasher } from '../../src/domain/password-hasher.js';
 import { createAuthService } from '../../src/domain/service.js';
@@ -35,8 +37,12 @@ export interface StackOptions {
   readonly bodyTimeoutMs?: number;
   readonly clock?: Clock;
   readonly httpGet?: HttpGetOption;
-  /** Lazy migration (issue 7): the old service to ask about logins unknown here. */
-  readonly legacy?: LegacyAuthenticator;
+  /**
+   * Lazy migration: the old service to ask about logins unknown here, behind a guard with
+   * `legacyRules` (default: GUID tokens, failure value ''), or a guard of the test's own.
+   */
+  readonly legacy?: LegacyAuthenticator | LegacyGuard;
+  readonly legacyRules?: LegacyAnswerRules;
   /** Brute-force protection (issue 6): the defaults (as `serve` has them) unless given; false turns it off. */
   readonly throttle?: ThrottlePolicy | false;
   /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
@@ -49,8 +55,11 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const store = await openStore(`sqlite:${dbPath}`);
   const hasher = options.hasher ?? createPasswordHasher();
   const throttle = options.throttle ?? DEFAULT_THROTTLE_POLICY;
+  const legacy = options.legacy === undefined || 'vouch' in options.legacy
+    ? options.legacy
+    : createLegacyGuard({ authenticator: options.legacy, clock: options.clock ?? systemClock, random: cryptoRandomSource, ...(options.legacyRules && { rules: options.legacyRules }) });
   const service = createAuthService({
-    store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(options.legacy ? { legacy: options.legacy } : {}), ...(throttle !== false && { throttle }),
+    store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
