@@ -10,24 +10,9 @@
  * can never pass for one.
  */
 
-export type LetterCase = 'lower' | 'upper';
+import type { LetterCase, TokenForm } from '../contract/compat-profile.js';
 
-export type TokenForm =
-  | {
-    readonly kind: 'guid';
-    /** 'any' only for recognition; a new token is written lower-case then. */
-    readonly case: LetterCase | 'any';
-    /** 8-4-4-4-12 (.NET "D") or 32 digits without dashes ("N"). */
-    readonly dashes: boolean;
-    /** `{...}` (.NET "B"); 'optional' only for recognition. */
-    readonly braces: boolean | 'optional';
-  }
-  | {
-    readonly kind: 'hex';
-    /** Hex digits: 32 (128 bits) to 128 (512 bits). */
-    readonly length: number;
-    readonly case: LetterCase | 'any';
-  };
+export type { LetterCase, TokenForm };
 
 /** What svcapi-auth writes by default: `Guid.ToString()`, lower-case, dashes, no braces. */
 export const DEFAULT_TOKEN_FORM: TokenForm = Object.freeze({ kind: 'guid', case: 'lower', dashes: true, braces: false });
