@@ -140,45 +140,45 @@ export interface CompatProfile {
 
 /** svcapi-auth's own choices: what every release before profiles answered, byte for byte. */
 export const DEFAULT_COMPAT_PROFILE: CompatProfile = deepFreeze<CompatProfile>({
-  validateUser: ({ failureValue: '' }),
-  tokens: ({ form: ({ kind: 'guid', case: 'lower', dashes: true, braces: false }) }),
-  json: ({
-    validateUser: ({
-      inputs: ({
-        sources: (['query', 'form', 'basic']),
-        names: ({ login: 'login', password: 'password', appId: 'AppId', ipAddress: 'IPAddress' }),
-      }),
-      success: ([
+  validateUser: { failureValue: '' },
+  tokens: { form: { kind: 'guid', case: 'lower', dashes: true, braces: false } },
+  json: {
+    validateUser: {
+      inputs: {
+        sources: ['query', 'form', 'basic'],
+        names: { login: 'login', password: 'password', appId: 'AppId', ipAddress: 'IPAddress' },
+      },
+      success: [
         { key: 'success', value: { field: 'success' } },
         { key: 'token', value: { field: 'token' } },
         { key: 'expires', value: { field: 'expiresAt' } },
-      ]),
-      failure: ([
+      ],
+      failure: [
         { key: 'success', value: { const: false } },
         { key: 'token', value: { const: '' } },
-      ]),
+      ],
       dates: 'iso',
       escaping: 'standard',
-    }),
-    validateUserToken: ({
-      inputs: ({
-        sources: (['query', 'form', 'bearer']),
-        names: ({ token: 'token' }),
-      }),
-      success: ([
+    },
+    validateUserToken: {
+      inputs: {
+        sources: ['query', 'form', 'bearer'],
+        names: { token: 'token' },
+      },
+      success: [
         { key: 'valid', value: { field: 'valid' } },
         { key: 'expires', value: { field: 'expiresAt' } },
-      ]),
-      failure: ([{ key: 'valid', value: { const: false } }]),
+      ],
+      failure: [{ key: 'valid', value: { const: false } }],
       dates: 'iso',
       escaping: 'standard',
-    }),
-  }),
-  loginUrl: ({ default: null, apps: ({}), none: '' }),
-  whatsNew: ({
+    },
+  },
+  loginUrl: { default: null, apps: {}, none: '' },
+  whatsNew: {
     dataSetName: 'NewDataSet',
     tableName: 'News',
-    columns: ([
+    columns: [
       { name: 'NewsID', type: 'int', from: { field: 'newsId' } },
       { name: 'AppID', type: 'int', from: { field: 'appId' } },
       { name: 'Title', type: 'string', from: { field: 'title' } },
@@ -186,13 +186,13 @@ export const DEFAULT_COMPAT_PROFILE: CompatProfile = deepFreeze<CompatProfile>({
       { name: 'Language', type: 'string', from: { field: 'language' } },
       { name: 'Url', type: 'string', from: { field: 'url' } },
       { name: 'PublishedAt', type: 'dateTime', from: { field: 'publishedAt' } },
-    ]),
+    ],
     dateTimes: 'zone',
     maxRows: null,
-  }),
+  },
 });
 
-/** Frees a profile from later change, all the way down (it is shared by every request). */
+/** Freezes a profile from later change, all the way down (it is shared by every request). */
 export function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     for (const v of Object.values(value)) deepFreeze(v);
