@@ -1,4 +1,7 @@
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { CompatProfileError, readCompatProfile } from './compat-profile-file.js';
+import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from './contract/compat-profile.js';
 import { ConfigFileError, readConfigFile, type ConfigFileLayer, type SettingSource } from './config-file.js';
 import { OPERATIONS } from './contract/operations.js';
 import { defaultHashingLimits } from './domain/bounded-hasher.js';
@@ -73,6 +76,11 @@ export interface Config {
   readonly audit: { readonly retentionDays: number };
   /** HTTPS on the public listener (issue 6): PEM certificate chain and key files; both null: plain HTTP. */
   readonly tls: { readonly certFile: string | null; readonly keyFile: string | null };
+  /**
+   * The compatibility profile (`--compat FILE`, SVCAPI_COMPAT, `compat.profile`;
+   * docs/compat-profile.md): the default profile unless a file is given, read and checked here.
+   */
+  readonly compat: { readonly file: string | null; readonly profile: CompatProfile };
 }
 
 /** Command-line flags as commander hands them over (strings, or numbers once parsed). */
@@ -92,6 +100,7 @@ export interface ConfigFlags {
   readonly auditRetentionDays?: string | number;
   readonly tlsCert?: string;
   readonly tlsKey?: string;
+  readonly compat?: string;
 }
 
 export interface LoadConfigInput {
@@ -318,6 +327,19 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     knownSourceDays: bfSetting('SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS', 'knownSourceDays', bf.knownSourceDays, 0, 3650),
   };
 
+  // --- the compatibility profile: what the old service's clients parse ---
+  const compatSource = pick(flags.compat, '--compat', env, 'SVCAPI_COMPAT', fromFile('compat.profile'));
+  const compatFile = compatSource === undefined ? null : resolve(compatSource.value.trim());
+  let compatProfile = DEFAULT_COMPAT_PROFILE;
+  if (compatFile !== null) {
+    try {
+      compatProfile = readCompatProfile(compatFile);
+    } catch (error) {
+      if (!(error instanceof CompatProfileError)) throw error;
+      throw new ConfigError(compatSource?.key ?? 'compat.profile', error.message);
+    }
+  }
+
   // Last, once every setting above has taken its key: whatever is left in the file is unknown.
   const unknown = file?.unknownKeys()[0];
   if (unknown !== undefined) throw new ConfigError(unknown.label, unknown.reason);
@@ -341,5 +363,6 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     audit: { retentionDays: auditRetentionDays },
     bruteForce,
     tls,
+    compat: { file: compatFile, profile: compatProfile },
   });
 }

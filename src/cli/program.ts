@@ -143,6 +143,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--tls-cert <file>', 'serve HTTPS (TLS 1.2+) with this PEM certificate chain (env SVCAPI_TLS_CERT; needs --tls-key)'))
     .addOption(new Option('--tls-key <file>', 'the PEM private key of --tls-cert (env SVCAPI_TLS_KEY)'))
     .addOption(new Option('--audit-retention-days <days>', 'purge audit events older than this, 0 to keep them (env SVCAPI_AUDIT_RETENTION_DAYS; default 90)'))
+    .addOption(new Option('--compat <file>', 'answer as the legacy service did: a compatibility profile (JSON; env SVCAPI_COMPAT; docs/compat-profile.md)'))
     .addOption(new Option('--workers <n>', 'worker processes sharing the port: a number, or auto for one per core (env SVCAPI_WORKERS; default 1)').argParser(workersArg))
     .action(async (options: { host?: string; port?: string; db?: string; logLevel?: string; workers?: number }) => {
       setExitCode(await serveCommand(configFrom(io, options), io, options.workers));

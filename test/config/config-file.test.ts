@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 import { redactUrl } from '../../src/cli/ops-commands.js';
 import { run } from '../ops/support.js';
@@ -92,9 +93,10 @@ describe('config file', () => {
       shutdown: { drainDelayMs: 0, timeoutMs: 1000 },
       housekeeping: { intervalMs: 60000, batchSize: 100, tokenRetentionMs: 3600000 },
       configFile: path,
-      legacy: { url: null, timeoutMs: 3000 },
+      legacy: { url: null, timeoutMs: 3000, allowInsecure: false },
       audit: { retentionDays: 30 },
       tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
+      compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
       bruteForce: { enabled: true, windowMs: 600000, maxDelayMs: 300000, pair: { maxAttempts: 4, baseDelayMs: 10000 }, login: { maxAttempts: 50 }, source: { maxFailures: 20 }, knownSourceDays: 7 },
     });
   });

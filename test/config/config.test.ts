@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 describe('loadConfig', () => {
@@ -20,9 +21,10 @@ describe('loadConfig', () => {
       shutdown: { drainDelayMs: 5000, timeoutMs: 30000 },
       housekeeping: { intervalMs: 300000, batchSize: 500, tokenRetentionMs: 86400000 },
       configFile: null,
-      legacy: { url: null, timeoutMs: 3000 },
+      legacy: { url: null, timeoutMs: 3000, allowInsecure: false },
       audit: { retentionDays: 90 },
       tls: { certFile: null, keyFile: null },
+      compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
       bruteForce: {
         enabled: true, windowMs: 900000, maxDelayMs: 900000, pair: { maxAttempts: 5, baseDelayMs: 30000 },
         login: { maxAttempts: 100 }, source: { maxFailures: 50 }, knownSourceDays: 30,
