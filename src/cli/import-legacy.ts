@@ -22,6 +22,8 @@ import {
 } from '../domain/legacy-import.js';
 import { MEMBERSHIP_ALGORITHMS, parseMachineKey, parseMembershipAlgorithm, type MachineKey, type MembershipAlgorithm } from '../domain/legacy-hashes/aspnet-membership.js';
 import { migrationReport } from '../domain/migration-report.js';
+import { importLegacyTokens, missingTokenColumns } from '../domain/legacy-token-import.js';
+import { systemClock } from '../domain/clock.js';
 import type { Store } from '../store/store.js';
 import { openStore } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
@@ -34,6 +36,7 @@ const REQUIRED_COLUMNS: Record<'membership' | 'identity', readonly string[]> = {
   membership: ['username', 'password', 'passwordformat', 'passwordsalt'],
   identity: ['username', 'passwordhash'],
 };
+const requiredColumns = (source: 'membership' | 'identity') => (names: readonly string[]): string[] => REQUIRED_COLUMNS[source].filter((c) => !names.includes(c));
 
 function appIdArg(text: string, previous: number[] | undefined): number[] {
   if (!/^\d{1,10}$/.test(text.trim()) || Number(text) < 1 || Number(text) > 2147483647) throw new InvalidArgumentError('expected an AppID (1 to 2147483647).');
@@ -90,7 +93,7 @@ async function machineKeyFrom(io: CliIo, options: { decryption: string; decrypti
 }
 
 /** CSV rows with lower-cased column names, checked to have what the source needs. */
-async function* csvRows(file: string, source: 'membership' | 'identity', delimiter: string): AsyncGenerator<CsvRow> {
+async function* csvRows(file: string, missingColumns: (names: readonly string[]) => string[], delimiter: string): AsyncGenerator<CsvRow> {
   let missing: string[] = [];
   const input = createReadStream(file);
   const parser = parse({
@@ -100,7 +103,7 @@ async function* csvRows(file: string, source: 'membership' | 'identity', delimit
     info: true,
     columns: (header: string[]) => {
       const names = header.map((h) => h.trim().toLowerCase());
-      missing = REQUIRED_COLUMNS[source].filter((c) => !names.includes(c));
+      missing = missingColumns(names);
       return names;
     },
   });
@@ -263,7 +266,7 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
     .addOption(dbOption())
     .action(async (file: string, options: CsvOptions, command: Command) => {
       const machineKey = await machineKeyFrom(io, options);
-      await runImport(io, 'membership', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, 'membership', options.delimiter));
+      await runImport(io, 'membership', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, requiredColumns('membership'), options.delimiter));
     });
 
   importCommand.command('identity')
@@ -279,7 +282,7 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
     .addOption(dbOption())
     .action(async (file: string, options: CsvOptions, command: Command) => {
       const machineKey = await machineKeyFrom(io, options);
-      await runImport(io, 'identity', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, 'identity', options.delimiter));
+      await runImport(io, 'identity', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, requiredColumns('identity'), options.delimiter));
     });
 
   importCommand.command('users')
@@ -291,6 +294,37 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
     .addOption(dbOption())
     .action(async (file: string, options: CommonOptions, command: Command) => {
       await runImport(io, 'users', file, withDb(options, command), {}, jsonLines(file));
+    });
+
+  importCommand.command('tokens')
+    .description('carry the old service\'s live tokens across the switch: stored as SHA-256 hashes, valid until their own expiry')
+    .argument('<file>', 'CSV with a header: Token, Login (or UserName), AppID, ExpiresAt [, IssuedAt]; times ISO 8601, or yyyy-mm-dd hh:mi:ss in UTC')
+    .addOption(delimiterOption())
+    .addOption(dryRunOption())
+    .addOption(jsonOption())
+    .addOption(dbOption())
+    .action(async (file: string, options: CommonOptions & { delimiter: string }, command: Command) => {
+      const report = await withStore(io, withDb(options, command).db, async (store) => {
+        const done = await importLegacyTokens({ store, clock: systemClock }, csvRows(file, missingTokenColumns, options.delimiter), { dryRun: options.dryRun === true });
+        if (!done.dryRun) {
+          await recordCliAudit(store, io, { type: 'admin.import-tokens', detail: { file, rows: done.rows, imported: done.imported, alreadyPresent: done.alreadyPresent, expired: done.expired, skipped: done.skipped.length } });
+        }
+        return done;
+      });
+      if (options.json === true) {
+        io.stdout.write(`${JSON.stringify(report)}\n`);
+        return;
+      }
+      const out = (text: string): void => {
+        io.stdout.write(`${text}\n`);
+      };
+      out(`Legacy tokens from ${file}: ${report.rows} row(s)${report.dryRun ? ' -- DRY RUN, nothing was written' : ''}`);
+      out(`  imported ${report.imported}, already here ${report.alreadyPresent}, expired (not imported) ${report.expired}, skipped ${report.skipped.length}`);
+      for (const skip of report.skipped.slice(0, ROWS_SHOWN_PER_OUTCOME)) {
+        out(`  line ${skip.line}  ${skip.login === null ? '-' : JSON.stringify(skip.login)}  AppID ${skip.appId ?? '-'}  ${skip.reason}`);
+      }
+      if (report.skipped.length > ROWS_SHOWN_PER_OUTCOME) out(`  ... and ${report.skipped.length - ROWS_SHOWN_PER_OUTCOME} more (--json lists every row)`);
+      if (!report.dryRun) out(`The file holds live tokens: delete it now (tokens are stored here only as hashes).`);
     });
 
   // `user migration-report`, also spelled `users migration-report`.

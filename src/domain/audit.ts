@@ -37,6 +37,7 @@ export const AUDIT_EVENT_TYPES = [
   'admin.export',
   'admin.import',
   'admin.import-legacy',
+  'admin.import-tokens',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

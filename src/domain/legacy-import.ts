@@ -160,7 +160,12 @@ export function parseSqlDate(text: string): Date | null {
   const fraction = (m[3] ?? '').padEnd(3, '0').slice(0, 3);
   const zone = m[4] === undefined ? 'Z' : m[4].toUpperCase() === 'Z' ? 'Z' : m[4].replace(/^([+-]\d{2})(\d{2})$/, '$1:$2');
   const date = new Date(`${m[1]}T${time}.${fraction}${zone}`);
-  return Number.isNaN(date.getTime()) ? null : date;
+  if (Number.isNaN(date.getTime())) return null;
+  // JavaScript rolls 2027-02-30 over into March and 24:00 into the next day: a date that does
+  // not exist is unreadable, so the wall-clock time read back in its own zone must be the text's.
+  const offsetMin = zone === 'Z' ? 0 : (zone.startsWith('-') ? -1 : 1) * (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(-2)));
+  const wall = new Date(date.getTime() + offsetMin * 60_000).toISOString();
+  return wall.slice(0, 10) === m[1] && wall.slice(11, 19) === time ? date : null;
 }
 
 /** Hashed / Clear / Encrypted, as a number (0, 1, 2) or a name. */
