@@ -12,9 +12,12 @@
  *   report, so parallel guesses cannot overtake the limit; a request that finds the pair's slots
  *   taken by verifications under way waits for them (at most BUSY_WAIT_MS), so parallel logins
  *   of a legitimate client are delayed, not refused.
- * - per login, across sources: at most `login.maxAttempts` verifications per window from
- *   sources that are not known good for that login (a success from there within
- *   `knownSourceDays`); the user's usual places are never slowed.
+ * - per login, across sources: at most `login.maxAttempts` failures per window (verifications
+ *   under way hold a slot until they report; a success gives it back, so successes never
+ *   count), then only sources known good for that login (a success from there within
+ *   `knownSourceDays`) are verified until the window ends; the user's usual places are never
+ *   slowed. While only verifications under way fill the ceiling, a new source waits for them
+ *   (at most BUSY_WAIT_MS) like a busy pair.
  * - per source, across logins: at most `source.maxFailures` failures per window (credential
  *   stuffing).
  *
@@ -37,7 +40,7 @@ export interface ThrottlePolicy {
     /** The first delay; each further attempt doubles it (up to maxDelayMs). */
     readonly baseDelayMs: number;
   };
-  /** Verifications per login per window from sources not known good for it. */
+  /** Failures per login per window beyond which only sources known good for it are verified. */
   readonly login: { readonly maxAttempts: number };
   /** Failed attempts per source per window, across all logins. */
   readonly source: { readonly maxFailures: number };
@@ -108,7 +111,8 @@ export function createLoginThrottle(store: Store, policy: ThrottlePolicy, option
       let waited = 0;
       for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
         const reservation = await store.reserveLoginAttempt(attempt(login, address), limits);
-        // Only verifications under way stand in the way: they report within one verification's time.
+        // Only verifications under way stand in the way (of the pair, or of the login's ceiling):
+        // they report within one verification's time.
         if (reservation.granted || reservation.busy !== true || waited + pause > busyWaitMs) return reservation;
         await sleep(pause);
         waited += pause;

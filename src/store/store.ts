@@ -324,25 +324,26 @@ export interface Store {
    * Reserves one password verification for `attempt`, atomically across connections and
    * processes (one write transaction holding the three counter rows): granted only if the
    * (login, source) pair is not blocked and has a free slot (its failures plus verifications
-   * under way below N), the source is under its failure ceiling, and the login is under its
-   * ceiling or the source is known good for it. When granted, all three counters count it; when
-   * refused, nothing changes. Parallel calls can never be granted more than the limits allow.
-   * Every granted reservation is followed by recordLoginSuccess or recordLoginFailure.
+   * under way below N), the source is under its failure ceiling, and the login's failures plus
+   * verifications under way are under its ceiling or the source is known good for it. When
+   * granted, all three counters count it (the login's as under way); when refused, nothing
+   * changes. Parallel calls can never be granted more than the limits allow. Every granted
+   * reservation is followed by recordLoginSuccess, recordLoginFailure or releaseLoginAttempt.
    * Rules: src/store/login-throttle-rules.ts.
    */
   reserveLoginAttempt(attempt: LoginAttempt, limits: ThrottleLimits): Promise<AttemptReservation>;
   /**
    * A granted attempt succeeded: forgets the pair's failures and block, marks the source known
-   * good for the login, and gives the source back the slot the attempt took (the source ceiling
-   * counts failures).
+   * good for the login, and gives the login and the source back the slot the attempt took (their
+   * ceilings count failures: a success never counts).
    */
   recordLoginSuccess(attempt: LoginAttempt): Promise<void>;
-  /** A granted attempt failed (for whatever reason): one more failure of the pair, which may block it. */
+  /** A granted attempt failed (for whatever reason): one more failure of the pair, which may block it, and of the login. */
   recordLoginFailure(attempt: LoginAttempt, limits: ThrottleLimits): Promise<void>;
   /**
    * A granted attempt ended without an outcome (the verification could not run: server too
-   * busy, an error): frees its slot in the pair and gives the source its slot back, so neither
-   * counts it as a failure (the login's ceiling, which counts reservations, keeps it).
+   * busy, an error): frees its slot in the pair and the login and gives the source its slot
+   * back, so none counts it as a failure.
    */
   releaseLoginAttempt(attempt: LoginAttempt): Promise<void>;
   /**
@@ -426,7 +427,7 @@ export interface ThrottleLimits {
   readonly pairBaseDelayMs: number;
   /** ...up to this. */
   readonly maxDelayMs: number;
-  /** Verifications per login per window from sources not known good for it. */
+  /** Failures (and verifications under way) per login per window beyond which only sources known good for it go on. */
   readonly loginMaxAttempts: number;
   /** Failed attempts per source (all logins) per window. */
   readonly sourceMaxFailures: number;

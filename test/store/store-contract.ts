@@ -790,6 +790,28 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await fail('alice', '198.51.100.200', at(15 * MIN), l)).toBe(true);
       });
 
+      it('counts failures and verifications under way toward the login ceiling, never successes', async () => {
+        const l = { ...limits, loginMaxAttempts: 5 };
+        // Any number of successes from new sources: none of them counts.
+        expect(await times(40, (i) => succeed('alice', `10.0.${i}.1`, T0, l))).toEqual(Array(40).fill(true));
+        // Five under way from new sources: the sixth is told to wait (busy), not refused outright.
+        expect(await times(5, async (i) => (await reserve('alice', `10.1.${i}.1`, at(1), l)).granted)).toEqual(Array(5).fill(true));
+        expect(await reserve('alice', '10.2.0.1', at(2), l)).toEqual({ granted: false, refusedBy: 'login', retryAt: at(1 + 30_000), busy: true });
+        // One succeeds and one could not run: their slots are given back.
+        await store.recordLoginSuccess(attempt('alice', '10.1.0.1', at(3)));
+        await store.releaseLoginAttempt(attempt('alice', '10.1.1.1', at(3)));
+        expect(await times(3, async (i) => (await reserve('alice', `10.3.${i}.1`, at(4), l)).granted)).toEqual([true, true, false]);
+        // All five under way fail: the ceiling holds until the window ends.
+        for (const source of ['10.1.2.1', '10.1.3.1', '10.1.4.1', '10.3.0.1', '10.3.1.1']) await store.recordLoginFailure(attempt('alice', source, at(5)), l);
+        expect(await reserve('alice', '10.2.0.1', at(6), l)).toEqual({ granted: false, refusedBy: 'login', retryAt: at(15 * MIN) });
+        // Sources known good for it (the 40 above, the one that succeeded) go on, and their successes do not count either...
+        expect(await times(10, (i) => succeed('alice', `10.0.${i % 2}.1`, at(7), l))).toEqual(Array(10).fill(true));
+        expect(await succeed('alice', '10.1.0.1', at(7), l)).toBe(true);
+        // ...while a new source waits for the next window.
+        expect(await succeed('alice', '10.2.0.1', at(8), l)).toBe(false);
+        expect(await succeed('alice', '10.2.0.1', at(15 * MIN), l)).toBe(true);
+      });
+
       it('holds a source to its failure ceiling across logins until the window ends; successes give their slot back', async () => {
         const l = { ...limits, sourceMaxFailures: 10 };
         expect(await times(10, (i) => fail(`user-${i}`, '192.0.2.9', T0, l))).toEqual(Array(10).fill(true));

@@ -6,7 +6,8 @@ import type {
 import type { AuditQuery, NewAuditEvent } from '../store.js';
 import type { AttemptReservation, LoginAttempt, ThrottleLimits } from '../store.js';
 import {
-  decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
+  decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
+  throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
 import { parsePostgresUrl } from './postgres-url.js';
@@ -313,8 +314,8 @@ function createPostgresStore(pool: pg.Pool): Store {
         rows.map(([, x]) => x.inflight), rows.map(([, x]) => orNull(x.inflightUntil)), rows.map(([, x]) => new Date(x.expiresAt))],
     });
   }
-  /** The pair's row, locked, if it exists. */
-  async function lockedPair(c: pg.PoolClient, key: string): Promise<CounterState | null> {
+  /** A counter's row, locked, if it exists. */
+  async function lockedRow(c: pg.PoolClient, key: string): Promise<CounterState | null> {
     return toCounter((await c.query<Row>({
       name: 'throttle_pair', text: 'SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = $1 FOR UPDATE',
       values: [key],
@@ -324,6 +325,11 @@ function createPostgresStore(pool: pg.Pool): Store {
   async function lockCounter(c: pg.PoolClient, key: string, now: Date): Promise<{ state: CounterState | null; inserted: boolean }> {
     const row = (await c.query<Row>({ name: 'throttle_lock', text: LOCK_COUNTER, values: [key, now] })).rows[0];
     return { state: toCounter(row), inserted: row?.inserted === true };
+  }
+  /** A verification that did not fail gives the login its slot back (the row locked first). */
+  async function loginSlotBack(c: pg.PoolClient, key: string, now: number): Promise<void> {
+    const login = loginAfterNoFailure(await lockedRow(c, key), now);
+    if (login !== null) await writeCounters(c, [[key, login]]);
   }
   async function reserveAttempt(attempt: LoginAttempt, limits: ThrottleLimits): Promise<AttemptReservation> {
     const keys = throttleKeys(attempt);
@@ -597,10 +603,12 @@ function createPostgresStore(pool: pg.Pool): Store {
       return reserveAttempt(attempt, limits);
     },
     async recordLoginSuccess(attempt) {
-      // The pair (locked first, as in reserveLoginAttempt: 'p:' < 's:'), then the source's refund and the known source.
+      // In the order of reserveLoginAttempt ('l:' < 'p:' < 's:'): the login's slot back, the pair,
+      // then the source's refund and the known source.
       const keys = throttleKeys(attempt);
       await tx(async (c) => {
-        const pair = pairAfterSuccess(await lockedPair(c, keys.pair), attempt.now.getTime());
+        await loginSlotBack(c, keys.login, attempt.now.getTime());
+        const pair = pairAfterSuccess(await lockedRow(c, keys.pair), attempt.now.getTime());
         if (pair === null) await c.query({ name: 'throttle_forget', text: 'DELETE FROM throttle_counters WHERE key = $1', values: [keys.pair] });
         else await writeCounters(c, [[keys.pair, pair]]);
         await c.query({
@@ -614,7 +622,8 @@ function createPostgresStore(pool: pg.Pool): Store {
     async releaseLoginAttempt(attempt) {
       const keys = throttleKeys(attempt);
       await tx(async (c) => {
-        const pair = pairAfterRelease(await lockedPair(c, keys.pair), attempt.now.getTime());
+        await loginSlotBack(c, keys.login, attempt.now.getTime());
+        const pair = pairAfterRelease(await lockedRow(c, keys.pair), attempt.now.getTime());
         if (pair !== null) await writeCounters(c, [[keys.pair, pair]]);
         await c.query({
           name: 'throttle_refund', text: 'UPDATE throttle_counters SET count = count - 1 WHERE key = $1 AND count > 0 AND expires_at > $2',
@@ -623,10 +632,13 @@ function createPostgresStore(pool: pg.Pool): Store {
       });
     },
     async recordLoginFailure(attempt, limits) {
-      const key = throttleKeys(attempt).pair;
+      const keys = throttleKeys(attempt);
+      const now = attempt.now.getTime();
       await tx(async (c) => {
-        const { state } = await lockCounter(c, key, attempt.now);
-        await writeCounters(c, [[key, pairAfterFailure(state, attempt.now.getTime(), limits)]]);
+        // The login, then the pair ('l:' < 'p:'), as every transaction locks them.
+        const login = loginAfterFailure((await lockCounter(c, keys.login, attempt.now)).state, now, limits);
+        const pair = pairAfterFailure((await lockCounter(c, keys.pair, attempt.now)).state, now, limits);
+        await writeCounters(c, [[keys.login, login], [keys.pair, pair]]);
       });
     },
     async purgeLoginThrottle(now, knownBefore, limit) {

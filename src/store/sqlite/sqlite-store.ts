@@ -9,7 +9,8 @@ import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
 import type { AuditQuery, NewAuditEvent } from '../store.js';
 import type { LoginAttempt, ThrottleLimits } from '../store.js';
 import {
-  decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
+  decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
+  throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
@@ -280,8 +281,14 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     }
     return decision.reservation;
   });
+  /** A verification that did not fail gives the login its slot back. */
+  const loginSlotBack = (key: string, now: number): void => {
+    const login = loginAfterNoFailure(counter(key), now);
+    if (login !== null) throttle.put.run({ key, ...login });
+  };
   const successTx = db.transaction((attempt: LoginAttempt) => {
     const keys = throttleKeys(attempt);
+    loginSlotBack(keys.login, ms(attempt.now));
     const pair = pairAfterSuccess(counter(keys.pair), ms(attempt.now));
     if (pair === null) throttle.forget.run(keys.pair);
     else throttle.put.run({ key: keys.pair, ...pair });
@@ -289,11 +296,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     throttle.markKnown.run({ loginHash: attempt.loginHash, source: attempt.source, now: ms(attempt.now) });
   });
   const failureTx = db.transaction((attempt: LoginAttempt, limits: ThrottleLimits) => {
-    const key = throttleKeys(attempt).pair;
-    throttle.put.run({ key, ...pairAfterFailure(counter(key), ms(attempt.now), limits) });
+    const keys = throttleKeys(attempt);
+    throttle.put.run({ key: keys.login, ...loginAfterFailure(counter(keys.login), ms(attempt.now), limits) });
+    throttle.put.run({ key: keys.pair, ...pairAfterFailure(counter(keys.pair), ms(attempt.now), limits) });
   });
   const releaseTx = db.transaction((attempt: LoginAttempt) => {
     const keys = throttleKeys(attempt);
+    loginSlotBack(keys.login, ms(attempt.now));
     const pair = pairAfterRelease(counter(keys.pair), ms(attempt.now));
     if (pair !== null) throttle.put.run({ key: keys.pair, ...pair });
     throttle.refund.run({ key: keys.source, now: ms(attempt.now) });
