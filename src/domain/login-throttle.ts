@@ -25,6 +25,7 @@
  * SHA-256 of its case-insensitive key, whether or not such a user exists.
  */
 import { createHash } from 'node:crypto';
+import { counterState, loginCeilingState, pairView } from '../store/login-throttle-rules.js';
 import type { AttemptReservation, LoginAttempt, Store, ThrottleLimits } from '../store/store.js';
 import { loginKey } from './logins.js';
 import { sourceKey } from './source-address.js';
@@ -122,4 +123,57 @@ export function createLoginThrottle(store: Store, policy: ThrottlePolicy, option
     failed: (login, address) => store.recordLoginFailure(attempt(login, address), limits),
     released: (login, address) => store.releaseLoginAttempt(attempt(login, address)),
   };
+}
+
+/** One login's brute-force state, for the operator (`svcapi-auth user throttle`). Never a password. */
+export interface LoginThrottleReport {
+  /** The per-login ceiling: failures counted in the current window (and verifications under way). */
+  readonly failures: number;
+  readonly underWay: number;
+  readonly limit: number;
+  /** New sources are refused until `windowEndsAt` (failures at the limit). */
+  readonly tripped: boolean;
+  /** New sources wait: the limit is reached only with verifications under way. */
+  readonly busy: boolean;
+  /** When the current window ends (null: no window open). */
+  readonly windowEndsAt: Date | null;
+  /** Its (login, source) pairs that still count, most failures first (at most `limit` of listLimit). */
+  readonly pairs: readonly { readonly source: string; readonly failures: number; readonly underWay: number; readonly blockedUntil: Date | null }[];
+  readonly pairCount: number;
+  /** Sources known good for the login (a success within knownSourceDays), most recent first. */
+  readonly knownSources: readonly { readonly source: string; readonly lastSuccessAt: Date }[];
+  readonly knownSourceCount: number;
+  readonly knownSourceDays: number;
+}
+
+/** The state of `login`'s counters at `now`; lists at most `listLimit` long. Sources are the stored source keys. */
+export async function loginThrottleReport(
+  store: Pick<Store, 'loginThrottleState'>, login: string, policy: ThrottlePolicy, now: Date, listLimit: number,
+): Promise<LoginThrottleReport> {
+  const at = now.getTime();
+  const record = await store.loginThrottleState({
+    loginHash: loginThrottleKey(login), now, knownSince: new Date(at - policy.knownSourceDays * DAY_MS), limit: listLimit,
+  });
+  const ceiling = loginCeilingState(record.login === null ? null : counterState(record.login), at, { loginMaxAttempts: policy.login.maxAttempts });
+  return {
+    failures: ceiling.failures,
+    underWay: ceiling.underWay,
+    limit: policy.login.maxAttempts,
+    tripped: ceiling.tripped,
+    busy: ceiling.busy,
+    windowEndsAt: ceiling.until === null ? null : new Date(ceiling.until),
+    pairs: record.pairs.map((p) => {
+      const view = pairView(counterState(p), at);
+      return { source: p.source, failures: view.failures, underWay: view.underWay, blockedUntil: view.blockedUntil === null ? null : new Date(view.blockedUntil) };
+    }),
+    pairCount: record.pairCount,
+    knownSources: record.knownSources,
+    knownSourceCount: record.knownSourceCount,
+    knownSourceDays: policy.knownSourceDays,
+  };
+}
+
+/** Forgets `login`'s ceiling and all its pairs' failures and blocks (not its known sources); how many counters went. */
+export function resetLoginThrottle(store: Pick<Store, 'resetLoginThrottle'>, login: string): Promise<number> {
+  return store.resetLoginThrottle(loginThrottleKey(login));
 }

@@ -26,7 +26,7 @@
  * A refused attempt changes no counter (it costs the service nothing, and counting it would let
  * an attacker stretch a block for ever).
  */
-import type { AttemptReservation, LoginAttempt, ThrottleLimits, ThrottleScope } from './store.js';
+import type { AttemptReservation, LoginAttempt, ThrottleCounter, ThrottleLimits, ThrottleScope } from './store.js';
 
 /** How long a granted verification counts as under way if it never reports its outcome. */
 export const INFLIGHT_TTL_MS = 30_000;
@@ -104,10 +104,19 @@ export function loginCeilingState(row: CounterState | null, now: number, limits:
   return { failures, underWay: inflight, tripped, busy: !tripped && failures + inflight >= limits.loginMaxAttempts, until: login?.expiresAt ?? null };
 }
 
-/** Whether a pair row still means something at `now`, and whether it is blocked. */
-export function pairState(row: CounterState, now: number): { readonly live: boolean; readonly blocked: boolean } {
+/** A pair as it stands at `now`: its failures, its verifications under way, and its block if it still applies. */
+export function pairView(row: CounterState | null, now: number): { readonly failures: number; readonly underWay: number; readonly blockedUntil: number | null } {
   const pair = live(row, now);
-  return { live: pair !== null, blocked: pair !== null && pair.blockedUntil !== null && now < pair.blockedUntil };
+  const blockedUntil = pair?.blockedUntil ?? null;
+  return { failures: pair?.count ?? 0, underWay: underWay(pair, now), blockedUntil: blockedUntil !== null && now < blockedUntil ? blockedUntil : null };
+}
+
+/** A counter row as the Store hands it out (Date), as the rules read it (milliseconds). */
+export function counterState(row: ThrottleCounter): CounterState {
+  return {
+    count: row.count, windowStart: row.windowStart.getTime(), blockedUntil: row.blockedUntil?.getTime() ?? null,
+    inflight: row.inflight, inflightUntil: row.inflightUntil?.getTime() ?? null, expiresAt: row.expiresAt.getTime(),
+  };
 }
 
 /** The block after failure number `failures` of a pair, or null while it is below N. */

@@ -352,6 +352,19 @@ export interface Store {
    * returns how many. Callers repeat until it returns < limit.
    */
   purgeLoginThrottle(now: Date, knownBefore: Date, limit: number): Promise<number>;
+  /**
+   * For the operator (`svcapi-auth user throttle`): one login's counters as stored, in one read:
+   * its login counter (if a row exists, expired or not), its pairs still live at `now` with
+   * failures or verifications under way (most failures first), and its sources known good since `knownSince` (most recent first); each
+   * list at most `limit` long, with its full count.
+   */
+  loginThrottleState(query: LoginThrottleQuery): Promise<LoginThrottleRecord>;
+  /**
+   * For the operator: deletes the login's counter and all its pairs' counters (failures, blocks,
+   * verifications under way) in one statement; returns how many rows. Known-good sources and
+   * the sources' counters stay.
+   */
+  resetLoginThrottle(loginHash: string): Promise<number>;
 
   // --- audit trail (issue 6; see docs/security.md#audit-trail) ---
   /** Appends events in one transaction (the audit writer batches them); resolves when durable. */
@@ -436,6 +449,34 @@ export interface ThrottleLimits {
 }
 
 export type ThrottleScope = 'pair' | 'source' | 'login';
+
+export interface LoginThrottleQuery {
+  /** SHA-256 hex of the login key (loginThrottleKey()). */
+  readonly loginHash: string;
+  readonly now: Date;
+  /** Known-good sources with a success after this instant. */
+  readonly knownSince: Date;
+  /** Longest list of pairs, and of known sources. */
+  readonly limit: number;
+}
+
+/** One counter row (throttle_counters) as stored. */
+export interface ThrottleCounter {
+  readonly count: number;
+  readonly windowStart: Date;
+  readonly blockedUntil: Date | null;
+  readonly inflight: number;
+  readonly inflightUntil: Date | null;
+  readonly expiresAt: Date;
+}
+
+export interface LoginThrottleRecord {
+  readonly login: ThrottleCounter | null;
+  readonly pairs: readonly (ThrottleCounter & { readonly source: string })[];
+  readonly pairCount: number;
+  readonly knownSources: readonly { readonly source: string; readonly lastSuccessAt: Date }[];
+  readonly knownSourceCount: number;
+}
 
 export type AttemptReservation =
   | { readonly granted: true }

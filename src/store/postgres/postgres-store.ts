@@ -4,7 +4,7 @@ import type {
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, User, UserCredentials,
 } from '../store.js';
 import type { AuditQuery, NewAuditEvent } from '../store.js';
-import type { AttemptReservation, LoginAttempt, ThrottleLimits } from '../store.js';
+import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
   throttleKeys, type CounterState,
@@ -325,6 +325,55 @@ function createPostgresStore(pool: pg.Pool): Store {
   async function lockCounter(c: pg.PoolClient, key: string, now: Date): Promise<{ state: CounterState | null; inserted: boolean }> {
     const row = (await c.query<Row>({ name: 'throttle_lock', text: LOCK_COUNTER, values: [key, now] })).rows[0];
     return { state: toCounter(row), inserted: row?.inserted === true };
+  }
+  const counterOf = (r: Row): ThrottleCounter => ({
+    count: num(r.count), windowStart: date(r.window_start), blockedUntil: dateOrNull(r.blocked_until),
+    inflight: num(r.inflight), inflightUntil: dateOrNull(r.inflight_until), expiresAt: date(r.expires_at),
+  });
+  /**
+   * The operator's view of one login, in one REPEATABLE READ transaction (one snapshot). Its
+   * pairs are `p:<hash>|<source>`, found by that exact prefix (left(), not LIKE: no wildcards,
+   * and correct whatever the column's collation).
+   */
+  async function throttleState(query: LoginThrottleQuery): Promise<LoginThrottleRecord> {
+    const keys = throttleKeys({ loginHash: query.loginHash, source: '' });
+    const limit = Math.max(0, Math.trunc(query.limit));
+    return tx(async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const login = (await c.query<Row>({
+        name: 'throttle_state_login', text: 'SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = $1',
+        values: [keys.login],
+      })).rows[0];
+      const pairs = (await c.query<Row>({
+        name: 'throttle_state_pairs',
+        text: `SELECT substr(key, length($1) + 1) AS source, count, window_start, blocked_until, inflight, inflight_until, expires_at
+          FROM throttle_counters WHERE left(key, length($1)) = $1 AND expires_at > $2
+          AND (count > 0 OR (inflight > 0 AND inflight_until > $2)) ORDER BY count DESC, key COLLATE "C" LIMIT $3`,
+        values: [keys.pair, query.now, limit],
+      })).rows;
+      const pairCount = (await c.query<Row>({
+        name: 'throttle_state_pair_count', text: `SELECT COUNT(*) AS n FROM throttle_counters WHERE left(key, length($1)) = $1 AND expires_at > $2
+          AND (count > 0 OR (inflight > 0 AND inflight_until > $2))`,
+        values: [keys.pair, query.now],
+      })).rows[0];
+      const known = (await c.query<Row>({
+        name: 'throttle_state_known',
+        text: `SELECT source, last_success_at FROM known_sources WHERE login_hash = $1 AND last_success_at > $2
+          ORDER BY last_success_at DESC, source COLLATE "C" LIMIT $3`,
+        values: [query.loginHash, query.knownSince, limit],
+      })).rows;
+      const knownCount = (await c.query<Row>({
+        name: 'throttle_state_known_count', text: 'SELECT COUNT(*) AS n FROM known_sources WHERE login_hash = $1 AND last_success_at > $2',
+        values: [query.loginHash, query.knownSince],
+      })).rows[0];
+      return {
+        login: login === undefined ? null : counterOf(login),
+        pairs: pairs.map((r) => ({ source: String(r.source), ...counterOf(r) })),
+        pairCount: num(pairCount?.n ?? 0),
+        knownSources: known.map((r) => ({ source: String(r.source), lastSuccessAt: date(r.last_success_at) })),
+        knownSourceCount: num(knownCount?.n ?? 0),
+      };
+    });
   }
   /** A verification that did not fail gives the login its slot back (the row locked first). */
   async function loginSlotBack(c: pg.PoolClient, key: string, now: number): Promise<void> {
@@ -649,6 +698,13 @@ function createPostgresStore(pool: pg.Pool): Store {
       return counters + ((await q(null, `DELETE FROM known_sources WHERE (login_hash, source) IN
         (SELECT login_hash, source FROM known_sources WHERE last_success_at < $1 ORDER BY last_success_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [knownBefore, max - counters])).rowCount ?? 0);
+    },
+    async loginThrottleState(query) {
+      return throttleState(query);
+    },
+    async resetLoginThrottle(loginHash) {
+      const keys = throttleKeys({ loginHash, source: '' });
+      return (await q('throttle_reset', 'DELETE FROM throttle_counters WHERE key = $1 OR left(key, length($2)) = $2', [keys.login, keys.pair])).rowCount ?? 0;
     },
     async purgeAudit(before, limit) {
       return (await q(null, `DELETE FROM audit_events WHERE id IN
