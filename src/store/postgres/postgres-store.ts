@@ -704,7 +704,14 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async resetLoginThrottle(loginHash) {
       const keys = throttleKeys({ loginHash, source: '' });
-      return (await q('throttle_reset', 'DELETE FROM throttle_counters WHERE key = $1 OR left(key, length($2)) = $2', [keys.login, keys.pair])).rowCount ?? 0;
+      return tx(async (c) => {
+        // The login's row first, as every throttle transaction locks it before any of its pairs:
+        // so the delete cannot wait in a cycle with a reservation of this login.
+        await lockedRow(c, keys.login);
+        return (await c.query({
+          name: 'throttle_reset', text: 'DELETE FROM throttle_counters WHERE key = $1 OR left(key, length($2)) = $2', values: [keys.login, keys.pair],
+        })).rowCount ?? 0;
+      });
     },
     async purgeAudit(before, limit) {
       return (await q(null, `DELETE FROM audit_events WHERE id IN
