@@ -8,6 +8,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config.js';
 import { createAdminService, type AdminResult, type AdminService } from '../domain/admin-service.js';
 import { createArgon2Hasher } from '../domain/password-hasher.js';
+import type { LoginThrottleReport } from '../domain/login-throttle.js';
 import type { Application, NewsRecord, User } from '../store/store.js';
 import { openStore, redactDatabaseUrl } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
@@ -74,6 +75,30 @@ function describeUser(user: User): string {
   return `user ${JSON.stringify(user.login)} (${user.enabled ? 'enabled' : 'DISABLED'}, applications ${user.appIds.join(', ') || 'none'})`;
 }
 
+/** `user throttle`: the per-login ceiling, its known sources and its pairs (stored source keys; never a password). */
+function printLoginThrottle(io: CliIo, login: string, r: LoginThrottleReport & { readonly userExists: boolean }, enabled: boolean): void {
+  const say = (line: string): void => {
+    io.stdout.write(`${line}\n`);
+  };
+  say(`Login ${JSON.stringify(login)}: ${r.userExists ? 'a user' : 'no such user (its attempts are counted all the same)'}`);
+  if (!enabled) say('Brute-force protection is off in this configuration (bruteForce.enabled); the counters below are not consulted.');
+  const underWay = r.underWay > 0 ? ` (+${r.underWay} verification(s) under way)` : '';
+  const state = r.tripped
+    ? `TRIPPED until ${iso(r.windowEndsAt)}: new sources are refused, known sources are still verified`
+    : r.busy ? `full with verifications under way: new sources wait for them (window ends ${iso(r.windowEndsAt)})`
+      : `not tripped${r.windowEndsAt === null ? '' : ` (window ends ${iso(r.windowEndsAt)})`}`;
+  say(`Login ceiling: ${r.failures} of ${r.limit} failures in the window${underWay}; ${state}`);
+  say(`Known sources (a success within ${r.knownSourceDays} days): ${r.knownSourceCount}${r.knownSourceCount > r.knownSources.length ? `, the ${r.knownSources.length} most recent:` : ''}`);
+  for (const k of r.knownSources) say(`  ${k.source}  last success ${iso(k.lastSuccessAt)}`);
+  const blocked = r.pairs.filter((p) => p.blockedUntil !== null).length;
+  const cut = r.pairCount > r.pairs.length;
+  say(`Sources with failures or verifications under way for this login: ${r.pairCount}` +
+    `${cut ? `; the ${r.pairs.length} with most failures` : ''}${blocked > 0 ? `, ${blocked} ${cut ? 'of them ' : ''}blocked` : ''}${cut ? ':' : ''}`);
+  if (r.pairs.length > 0) {
+    table(io, ['  SOURCE', 'FAILURES', 'UNDER-WAY', 'BLOCKED-UNTIL'], r.pairs.map((p) => [`  ${p.source}`, String(p.failures), String(p.underWay), iso(p.blockedUntil)]));
+  }
+}
+
 function jsonLines(io: CliIo, values: readonly object[]): void {
   for (const value of values) io.stdout.write(`${JSON.stringify(value)}\n`);
 }
@@ -99,8 +124,8 @@ function configFrom(io: CliIo, flags: ConfigFlags): Config {
   }
 }
 
-/** Opens the database named by --db / DATABASE_URL, runs `fn` with an admin service, closes it. */
-async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminService) => Promise<T>): Promise<T> {
+/** Opens the database named by --db / DATABASE_URL, runs `fn` with an admin service (and the configuration), closes it. */
+async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminService, config: Config) => Promise<T>): Promise<T> {
   const config = configFrom(io, { db: options.db });
   let store;
   try {
@@ -109,7 +134,9 @@ async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminServ
     throw new CliError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
   }
   try {
-    return await fn(createAdminService({ store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor() }));
+    return await fn(createAdminService({
+      store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor(), throttle: config.bruteForce,
+    }), config);
   } finally {
     await store.close();
   }
@@ -300,6 +327,23 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         if (updated !== undefined) io.stdout.write(`${verb}: ${describeUser(updated)}\n`);
       });
   }
+  user.command('throttle')
+    .description('show the brute-force counters of a login (its ceiling across sources, known sources, blocked sources), or --reset them')
+    .argument('<login>', 'login (case-insensitive; counted whether or not such a user exists)')
+    .option('--reset', 'clear the login\'s ceiling and the failures and blocks of every source for it (known sources stay)')
+    .option('--json', 'the state as one JSON object')
+    .addOption(dbOption())
+    .action(async (login: string, options: { reset?: boolean; json?: boolean; db?: string }) => {
+      if (options.reset === true && options.json === true) throw new CliError('--reset and --json do not go together', EXIT_USAGE);
+      if (options.reset === true) {
+        const cleared = await withAdmin(io, options, async (admin) => unwrap(await admin.resetLoginThrottle(login)));
+        io.stdout.write(`Reset the brute-force counters of login ${JSON.stringify(login)}: ${cleared} counter(s) cleared; known sources kept\n`);
+        return;
+      }
+      const [report, enabled] = await withAdmin(io, options, async (admin, config) => [unwrap(await admin.loginThrottle(login)), config.bruteForce.enabled] as const);
+      if (options.json === true) return jsonLines(io, [{ login, enabled, ...report }]);
+      printLoginThrottle(io, login, report, enabled);
+    });
   user.command('list')
     .description('list users')
     .option('--app <appId>', 'only users granted this AppID', integerArg)

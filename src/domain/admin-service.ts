@@ -8,6 +8,7 @@ import { compareVersions, parseVersion } from './versions.js';
 import { parseAddressRange } from './source-address.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
 import { MAX_PASSWORD_BYTES, passwordTooLong } from './password-limits.js';
+import { DEFAULT_THROTTLE_POLICY, loginThrottleReport, resetLoginThrottle, type LoginThrottleReport, type ThrottlePolicy } from './login-throttle.js';
 
 /**
  * The operator's operations (what the CLI offers): the rules about what may be created and
@@ -79,6 +80,13 @@ export interface AdminService {
   removeNews(newsId: number): Promise<AdminResult<NewsRecord>>;
   /** Number of tokens revoked. */
   revokeTokens(target: RevokeTarget): Promise<AdminResult<number>>;
+  /**
+   * Brute-force state of a login (docs/security.md#brute-force-protection): counted whether or
+   * not a user has that login, as ValidateUser counts it; `userExists` says which.
+   */
+  loginThrottle(login: string): Promise<AdminResult<LoginThrottleReport & { readonly userExists: boolean }>>;
+  /** Clears the login's ceiling and its pairs' failures and blocks; how many counters went. */
+  resetLoginThrottle(login: string): Promise<AdminResult<number>>;
 }
 
 export interface AdminServiceDeps {
@@ -89,7 +97,12 @@ export interface AdminServiceDeps {
   readonly audit?: AuditRecorder;
   /** Who makes the changes, for the audit trail: `cli:<OS user>`... */
   readonly actor?: string;
+  /** The brute-force settings the service runs with (config `bruteForce`): the limits loginThrottle reports against. */
+  readonly throttle?: ThrottlePolicy;
 }
+
+/** Longest list of pairs / known sources loginThrottle returns (their full counts come with them). */
+export const THROTTLE_LIST_LIMIT = 20;
 
 const invalid = (message: string): { ok: false; code: 'invalid'; message: string } => ({ ok: false, code: 'invalid', message });
 const notFound = (message: string): { ok: false; code: 'not-found'; message: string } => ({ ok: false, code: 'not-found', message });
@@ -222,6 +235,11 @@ function auditedAdminService(service: AdminService, recorder: AuditRecorder, act
     async revokeTokens(target) {
       const r = await service.revokeTokens(target);
       if (r.ok) await record({ type: 'admin.token.revoke', login: 'all' in target ? null : target.login, detail: { scope: 'all' in target ? 'all' : 'user', revoked: r.value } });
+      return r;
+    },
+    async resetLoginThrottle(login) {
+      const r = await service.resetLoginThrottle(login);
+      if (r.ok) await record({ type: 'admin.user.throttle-reset', login, detail: { counters: r.value } });
       return r;
     },
   };
@@ -418,6 +436,17 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       const user = await findUser(target.login);
       if (!user.ok) return user;
       return ok(await store.revokeTokens({ userId: user.value.userId }, clock.now()));
+    },
+
+    async loginThrottle(login) {
+      if (login === '') return invalid('the login must not be empty');
+      const report = await loginThrottleReport(store, login, deps.throttle ?? DEFAULT_THROTTLE_POLICY, clock.now(), THROTTLE_LIST_LIMIT);
+      return ok({ ...report, userExists: (await store.findUserByLoginKey(loginKey(login))) !== null });
+    },
+
+    async resetLoginThrottle(login) {
+      if (login === '') return invalid('the login must not be empty');
+      return ok(await resetLoginThrottle(store, login));
     },
   };
 }

@@ -31,6 +31,7 @@ export const AUDIT_EVENT_TYPES = [
   'admin.user.disable',
   'admin.user.grant',
   'admin.user.revoke-app',
+  'admin.user.throttle-reset',
   'admin.news.add',
   'admin.news.remove',
   'admin.token.revoke',

@@ -12,9 +12,12 @@
  *   report, so parallel guesses cannot overtake the limit; a request that finds the pair's slots
  *   taken by verifications under way waits for them (at most BUSY_WAIT_MS), so parallel logins
  *   of a legitimate client are delayed, not refused.
- * - per login, across sources: at most `login.maxAttempts` verifications per window from
- *   sources that are not known good for that login (a success from there within
- *   `knownSourceDays`); the user's usual places are never slowed.
+ * - per login, across sources: at most `login.maxAttempts` failures per window (verifications
+ *   under way hold a slot until they report; a success gives it back, so successes never
+ *   count), then only sources known good for that login (a success from there within
+ *   `knownSourceDays`) are verified until the window ends; the user's usual places are never
+ *   slowed. While only verifications under way fill the ceiling, a new source waits for them
+ *   (at most BUSY_WAIT_MS) like a busy pair.
  * - per source, across logins: at most `source.maxFailures` failures per window (credential
  *   stuffing).
  *
@@ -22,6 +25,7 @@
  * SHA-256 of its case-insensitive key, whether or not such a user exists.
  */
 import { createHash } from 'node:crypto';
+import { counterState, loginCeilingState, pairView } from '../store/login-throttle-rules.js';
 import type { AttemptReservation, LoginAttempt, Store, ThrottleLimits } from '../store/store.js';
 import { loginKey } from './logins.js';
 import { sourceKey } from './source-address.js';
@@ -37,7 +41,7 @@ export interface ThrottlePolicy {
     /** The first delay; each further attempt doubles it (up to maxDelayMs). */
     readonly baseDelayMs: number;
   };
-  /** Verifications per login per window from sources not known good for it. */
+  /** Failures per login per window beyond which only sources known good for it are verified. */
   readonly login: { readonly maxAttempts: number };
   /** Failed attempts per source per window, across all logins. */
   readonly source: { readonly maxFailures: number };
@@ -108,7 +112,8 @@ export function createLoginThrottle(store: Store, policy: ThrottlePolicy, option
       let waited = 0;
       for (let pause = 5; ; pause = Math.min(pause * 2, 200)) {
         const reservation = await store.reserveLoginAttempt(attempt(login, address), limits);
-        // Only verifications under way stand in the way: they report within one verification's time.
+        // Only verifications under way stand in the way (of the pair, or of the login's ceiling):
+        // they report within one verification's time.
         if (reservation.granted || reservation.busy !== true || waited + pause > busyWaitMs) return reservation;
         await sleep(pause);
         waited += pause;
@@ -118,4 +123,57 @@ export function createLoginThrottle(store: Store, policy: ThrottlePolicy, option
     failed: (login, address) => store.recordLoginFailure(attempt(login, address), limits),
     released: (login, address) => store.releaseLoginAttempt(attempt(login, address)),
   };
+}
+
+/** One login's brute-force state, for the operator (`svcapi-auth user throttle`). Never a password. */
+export interface LoginThrottleReport {
+  /** The per-login ceiling: failures counted in the current window (and verifications under way). */
+  readonly failures: number;
+  readonly underWay: number;
+  readonly limit: number;
+  /** New sources are refused until `windowEndsAt` (failures at the limit). */
+  readonly tripped: boolean;
+  /** New sources wait: the limit is reached only with verifications under way. */
+  readonly busy: boolean;
+  /** When the current window ends (null: no window open). */
+  readonly windowEndsAt: Date | null;
+  /** Its (login, source) pairs that still count, most failures first (at most `limit` of listLimit). */
+  readonly pairs: readonly { readonly source: string; readonly failures: number; readonly underWay: number; readonly blockedUntil: Date | null }[];
+  readonly pairCount: number;
+  /** Sources known good for the login (a success within knownSourceDays), most recent first. */
+  readonly knownSources: readonly { readonly source: string; readonly lastSuccessAt: Date }[];
+  readonly knownSourceCount: number;
+  readonly knownSourceDays: number;
+}
+
+/** The state of `login`'s counters at `now`; lists at most `listLimit` long. Sources are the stored source keys. */
+export async function loginThrottleReport(
+  store: Pick<Store, 'loginThrottleState'>, login: string, policy: ThrottlePolicy, now: Date, listLimit: number,
+): Promise<LoginThrottleReport> {
+  const at = now.getTime();
+  const record = await store.loginThrottleState({
+    loginHash: loginThrottleKey(login), now, knownSince: new Date(at - policy.knownSourceDays * DAY_MS), limit: listLimit,
+  });
+  const ceiling = loginCeilingState(record.login === null ? null : counterState(record.login), at, { loginMaxAttempts: policy.login.maxAttempts });
+  return {
+    failures: ceiling.failures,
+    underWay: ceiling.underWay,
+    limit: policy.login.maxAttempts,
+    tripped: ceiling.tripped,
+    busy: ceiling.busy,
+    windowEndsAt: ceiling.until === null ? null : new Date(ceiling.until),
+    pairs: record.pairs.map((p) => {
+      const view = pairView(counterState(p), at);
+      return { source: p.source, failures: view.failures, underWay: view.underWay, blockedUntil: view.blockedUntil === null ? null : new Date(view.blockedUntil) };
+    }),
+    pairCount: record.pairCount,
+    knownSources: record.knownSources,
+    knownSourceCount: record.knownSourceCount,
+    knownSourceDays: policy.knownSourceDays,
+  };
+}
+
+/** Forgets `login`'s ceiling and all its pairs' failures and blocks (not its known sources); how many counters went. */
+export function resetLoginThrottle(store: Pick<Store, 'resetLoginThrottle'>, login: string): Promise<number> {
+  return store.resetLoginThrottle(loginThrottleKey(login));
 }

@@ -324,25 +324,26 @@ export interface Store {
    * Reserves one password verification for `attempt`, atomically across connections and
    * processes (one write transaction holding the three counter rows): granted only if the
    * (login, source) pair is not blocked and has a free slot (its failures plus verifications
-   * under way below N), the source is under its failure ceiling, and the login is under its
-   * ceiling or the source is known good for it. When granted, all three counters count it; when
-   * refused, nothing changes. Parallel calls can never be granted more than the limits allow.
-   * Every granted reservation is followed by recordLoginSuccess or recordLoginFailure.
+   * under way below N), the source is under its failure ceiling, and the login's failures plus
+   * verifications under way are under its ceiling or the source is known good for it. When
+   * granted, all three counters count it (the login's as under way); when refused, nothing
+   * changes. Parallel calls can never be granted more than the limits allow. Every granted
+   * reservation is followed by recordLoginSuccess, recordLoginFailure or releaseLoginAttempt.
    * Rules: src/store/login-throttle-rules.ts.
    */
   reserveLoginAttempt(attempt: LoginAttempt, limits: ThrottleLimits): Promise<AttemptReservation>;
   /**
    * A granted attempt succeeded: forgets the pair's failures and block, marks the source known
-   * good for the login, and gives the source back the slot the attempt took (the source ceiling
-   * counts failures).
+   * good for the login, and gives the login and the source back the slot the attempt took (their
+   * ceilings count failures: a success never counts).
    */
   recordLoginSuccess(attempt: LoginAttempt): Promise<void>;
-  /** A granted attempt failed (for whatever reason): one more failure of the pair, which may block it. */
+  /** A granted attempt failed (for whatever reason): one more failure of the pair, which may block it, and of the login. */
   recordLoginFailure(attempt: LoginAttempt, limits: ThrottleLimits): Promise<void>;
   /**
    * A granted attempt ended without an outcome (the verification could not run: server too
-   * busy, an error): frees its slot in the pair and gives the source its slot back, so neither
-   * counts it as a failure (the login's ceiling, which counts reservations, keeps it).
+   * busy, an error): frees its slot in the pair and the login and gives the source its slot
+   * back, so none counts it as a failure.
    */
   releaseLoginAttempt(attempt: LoginAttempt): Promise<void>;
   /**
@@ -351,6 +352,19 @@ export interface Store {
    * returns how many. Callers repeat until it returns < limit.
    */
   purgeLoginThrottle(now: Date, knownBefore: Date, limit: number): Promise<number>;
+  /**
+   * For the operator (`svcapi-auth user throttle`): one login's counters as stored, in one read:
+   * its login counter (if a row exists, expired or not), its pairs still live at `now` with
+   * failures or verifications under way (most failures first), and its sources known good since `knownSince` (most recent first); each
+   * list at most `limit` long, with its full count.
+   */
+  loginThrottleState(query: LoginThrottleQuery): Promise<LoginThrottleRecord>;
+  /**
+   * For the operator: deletes the login's counter and all its pairs' counters (failures, blocks,
+   * verifications under way) in one statement; returns how many rows. Known-good sources and
+   * the sources' counters stay.
+   */
+  resetLoginThrottle(loginHash: string): Promise<number>;
 
   // --- audit trail (issue 6; see docs/security.md#audit-trail) ---
   /** Appends events in one transaction (the audit writer batches them); resolves when durable. */
@@ -426,7 +440,7 @@ export interface ThrottleLimits {
   readonly pairBaseDelayMs: number;
   /** ...up to this. */
   readonly maxDelayMs: number;
-  /** Verifications per login per window from sources not known good for it. */
+  /** Failures (and verifications under way) per login per window beyond which only sources known good for it go on. */
   readonly loginMaxAttempts: number;
   /** Failed attempts per source (all logins) per window. */
   readonly sourceMaxFailures: number;
@@ -435,6 +449,34 @@ export interface ThrottleLimits {
 }
 
 export type ThrottleScope = 'pair' | 'source' | 'login';
+
+export interface LoginThrottleQuery {
+  /** SHA-256 hex of the login key (loginThrottleKey()). */
+  readonly loginHash: string;
+  readonly now: Date;
+  /** Known-good sources with a success after this instant. */
+  readonly knownSince: Date;
+  /** Longest list of pairs, and of known sources. */
+  readonly limit: number;
+}
+
+/** One counter row (throttle_counters) as stored. */
+export interface ThrottleCounter {
+  readonly count: number;
+  readonly windowStart: Date;
+  readonly blockedUntil: Date | null;
+  readonly inflight: number;
+  readonly inflightUntil: Date | null;
+  readonly expiresAt: Date;
+}
+
+export interface LoginThrottleRecord {
+  readonly login: ThrottleCounter | null;
+  readonly pairs: readonly (ThrottleCounter & { readonly source: string })[];
+  readonly pairCount: number;
+  readonly knownSources: readonly { readonly source: string; readonly lastSuccessAt: Date }[];
+  readonly knownSourceCount: number;
+}
 
 export type AttemptReservation =
   | { readonly granted: true }

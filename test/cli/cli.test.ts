@@ -7,6 +7,7 @@ import { runCli } from '../../src/cli/main.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
+import { DEFAULT_THROTTLE_POLICY, loginThrottleKey, throttleLimits } from '../../src/domain/login-throttle.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { ctx } from '../support/domain-fakes.js';
 import { runCliCaptured, sink } from '../support/run-cli.js';
@@ -286,6 +287,87 @@ describe('svcapi-auth CLI', () => {
       expect(await run(['token', 'revoke', ...dbArgs])).toMatchObject({ code: 2, err: expect.stringContaining('exactly one of --user <login> and --all') });
       expect((await run(['token', 'revoke', '--all', '--user', 'x', ...dbArgs])).code).toBe(2);
       expect(await run(['token', 'revoke', '--user', 'nobody', ...dbArgs])).toMatchObject({ code: 1, err: expect.stringContaining('no user') });
+    });
+  });
+
+  describe('brute-force counters of a login (user throttle)', () => {
+    const limits = throttleLimits(DEFAULT_THROTTLE_POLICY);
+    /** Counts attempts as ValidateUser would, straight into the database: `ok` for a success. */
+    async function attempts(list: readonly { readonly source: string; readonly ok?: boolean }[]): Promise<void> {
+      const store = await openStore(db);
+      try {
+        for (const a of list) {
+          const attempt = { loginHash: loginThrottleKey('alice'), source: a.source, now: new Date() };
+          expect((await store.reserveLoginAttempt(attempt, limits)).granted).toBe(true);
+          await (a.ok === true ? store.recordLoginSuccess(attempt) : store.recordLoginFailure(attempt, limits));
+        }
+      } finally {
+        await store.close();
+      }
+    }
+    async function newSourceGranted(): Promise<boolean> {
+      const store = await openStore(db);
+      try {
+        const attempt = { loginHash: loginThrottleKey('alice'), source: '203.0.113.250', now: new Date() };
+        const r = await store.reserveLoginAttempt(attempt, limits);
+        if (r.granted) await store.releaseLoginAttempt(attempt);
+        return r.granted;
+      } finally {
+        await store.close();
+      }
+    }
+
+    it('shows the login ceiling, known sources and blocked sources, and resets them (audited)', async () => {
+      expect((await run(['user', 'add', 'alice', '--app', '2', '--password-stdin', ...dbArgs], { stdin: 'alice-pw' })).code).toBe(0);
+      const fresh = await run(['user', 'throttle', 'alice', ...dbArgs]);
+      expect(fresh).toMatchObject({ code: 0, err: '' });
+      expect(fresh.out).toContain('Login "alice": a user\n');
+      expect(fresh.out).toContain('Login ceiling: 0 of 100 failures in the window; not tripped\n');
+      expect(fresh.out).toContain('Known sources (a success within 30 days): 0\n');
+
+      // Her usual place, a source that guessed 5 times (blocked), 95 more guessers: the ceiling trips.
+      await attempts([
+        { source: '192.0.2.44', ok: true },
+        ...Array.from({ length: 5 }, () => ({ source: '198.51.100.200' })),
+        ...Array.from({ length: 95 }, (_, i) => ({ source: `10.0.${i}.1` })),
+      ]);
+      expect(await newSourceGranted()).toBe(false);
+      const tripped = await run(['user', 'throttle', 'ALICE', ...dbArgs]);
+      expect(tripped.code).toBe(0);
+      expect(tripped.out).toMatch(/^Login ceiling: 100 of 100 failures in the window; TRIPPED until \d{4}-\d\d-\d\dT[\d:.]+Z: new sources are refused, known sources are still verified$/m);
+      expect(tripped.out).toContain('Known sources (a success within 30 days): 1\n  192.0.2.44  last success ');
+      expect(tripped.out).toContain('Sources with failures or verifications under way for this login: 96; the 20 with most failures, 1 of them blocked:\n');
+      expect(tripped.out).toMatch(/^ {2}198\.51\.100\.200 +5 +0 +\d{4}-/m);
+      expect(tripped.out).not.toContain('alice-pw');
+      const json = JSON.parse((await run(['user', 'throttle', 'alice', '--json', ...dbArgs])).out) as Record<string, unknown>;
+      expect(json).toMatchObject({ login: 'alice', enabled: true, userExists: true, failures: 100, limit: 100, tripped: true, pairCount: 96, knownSourceCount: 1, knownSourceDays: 30 });
+      expect(json.pairs).toHaveLength(20);
+      // The limits are the configured ones.
+      const configured = await run(['user', 'throttle', 'alice', ...dbArgs], { env: { SVCAPI_BRUTE_FORCE_LOGIN_MAX_ATTEMPTS: '150', SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS: '0' } });
+      expect(configured.out).toContain('Login ceiling: 100 of 150 failures in the window; not tripped (window ends ');
+      expect(configured.out).toContain('Known sources (a success within 0 days): 0\n');
+
+      const reset = await run(['user', 'throttle', 'Alice', '--reset', ...dbArgs]);
+      expect(reset).toMatchObject({ code: 0, out: 'Reset the brute-force counters of login "Alice": 97 counter(s) cleared; known sources kept\n', err: '' });
+      expect(await newSourceGranted()).toBe(true);
+      const after = await run(['user', 'throttle', 'alice', ...dbArgs]);
+      expect(after.out).toContain('Login ceiling: 0 of 100 failures in the window; not tripped (window ends ');
+      expect(after.out).toContain('Known sources (a success within 30 days): 1\n');
+      expect(after.out).toContain('Sources with failures or verifications under way for this login: 0\n'); // the probe's was given back
+      const audit = await run(['audit', '--type', 'admin.user.throttle-reset', '--json', ...dbArgs]);
+      expect(audit.out).toContain('"login":"Alice"');
+      expect(audit.out).toContain('"counters":97');
+    });
+
+    it('answers for a login no user has, and refuses bad usage', async () => {
+      const nobody = await run(['user', 'throttle', 'nobody', ...dbArgs]);
+      expect(nobody).toMatchObject({ code: 0 });
+      expect(nobody.out).toContain('Login "nobody": no such user (its attempts are counted all the same)\n');
+      expect(await run(['user', 'throttle', '', ...dbArgs])).toMatchObject({ code: 1, err: 'error: the login must not be empty\n' });
+      expect((await run(['user', 'throttle', ...dbArgs])).code).toBe(2);
+      expect(await run(['user', 'throttle', 'alice', '--reset', '--json', ...dbArgs])).toMatchObject({ code: 2, err: expect.stringContaining('--reset and --json') });
+      const off = await run(['user', 'throttle', 'nobody', ...dbArgs], { env: { SVCAPI_BRUTE_FORCE_ENABLED: 'false' } });
+      expect(off.out).toContain('Brute-force protection is off in this configuration');
     });
   });
 

@@ -140,12 +140,55 @@ describe('brute-force protection in the domain', () => {
     const w = await world({ ...DEFAULT_THROTTLE_POLICY, login: { maxAttempts: 20 } });
     expect(await w.login('alice', 'alice-pw', from('192.0.2.44'))).toBe(true); // her usual place
     for (let i = 0; i < 40; i++) await w.login('alice', `guess-${i}`, from(`198.51.100.${i}`));
-    expect(w.hasher.verifyCalls).toBe(20); // 1 success + 19 guesses
-    expect(w.outcomes.filter((o) => o.throttledBy === 'login')).toHaveLength(21);
+    expect(w.hasher.verifyCalls).toBe(21); // 1 success + 20 guesses: only failures count
+    expect(w.outcomes.filter((o) => o.throttledBy === 'login')).toHaveLength(20);
     expect(await w.login('alice', 'alice-pw', from('192.0.2.44'))).toBe(true);
     expect(await w.login('alice', 'alice-pw', from('203.0.113.99'))).toBe(false); // a new place waits for the window
     w.clock.advance(15 * MINUTE);
     expect(await w.login('alice', 'alice-pw', from('203.0.113.99'))).toBe(true);
+  });
+
+  it('keeps a login from its known source while 150 wrong passwords from 150 sources hold its ceiling; a new source waits', async () => {
+    const w = await world();
+    expect(await w.login('alice', 'alice-pw', from('192.0.2.44'))).toBe(true); // her usual place
+    for (let i = 0; i < 150; i++) expect(await w.login('alice', `guess-${i}`, from(`10.0.${i}.1`))).toBe(false);
+    expect(w.outcomes.filter((o) => o.outcome === 'bad-password')).toHaveLength(DEFAULT_THROTTLE_POLICY.login.maxAttempts);
+    expect(w.outcomes.filter((o) => o.throttledBy === 'login')).toHaveLength(150 - DEFAULT_THROTTLE_POLICY.login.maxAttempts);
+    // From her usual place, every login is verified (and succeeds), as often as she likes.
+    for (let i = 0; i < 5; i++) expect(await w.login('alice', 'alice-pw', from('192.0.2.44'))).toBe(true);
+    // A place never seen is refused until the window ends, like the guessers.
+    expect(await w.login('alice', 'alice-pw', from('203.0.113.99'))).toBe(false);
+    w.clock.advance(15 * MINUTE);
+    expect(await w.login('alice', 'alice-pw', from('203.0.113.99'))).toBe(true);
+  });
+
+  it('lets 150 new sources all log one shared account in: successes do not count toward the login ceiling', async () => {
+    const w = await world();
+    const ok: boolean[] = [];
+    for (let i = 0; i < 150; i++) ok.push(await w.login('alice', 'alice-pw', from(`10.1.${i}.1`)));
+    expect(ok).toEqual(Array(150).fill(true));
+    // Twice more from each of them, and from 150 more new places: still nothing counted.
+    for (let i = 0; i < 150; i++) expect(await w.login('alice', 'alice-pw', from(`10.1.${i}.1`))).toBe(true);
+    for (let i = 0; i < 150; i++) expect(await w.login('alice', 'alice-pw', from(`10.2.${i}.1`))).toBe(true);
+    expect(w.outcomes.filter((o) => o.outcome === 'throttled')).toHaveLength(0);
+    // Failures still count: the ceiling trips after login.maxAttempts of them, successes in between or not.
+    for (let i = 0; i < 120; i++) {
+      await w.login('alice', `guess-${i}`, from(`198.51.100.${i}`));
+      if (i % 10 === 0) expect(await w.login('alice', 'alice-pw', from(`10.3.${i}.1`))).toBe(i < DEFAULT_THROTTLE_POLICY.login.maxAttempts);
+    }
+    expect(w.outcomes.filter((o) => o.outcome === 'bad-password')).toHaveLength(DEFAULT_THROTTLE_POLICY.login.maxAttempts);
+  });
+
+  it('delays, not refuses, parallel logins from new sources beyond the ceiling while they are only under way', async () => {
+    const w = await world({ ...DEFAULT_THROTTLE_POLICY, login: { maxAttempts: 5 } });
+    w.hasher.duringVerify = () => new Promise((resolve) => setTimeout(resolve, 20));
+    const ok = await Promise.all(Array.from({ length: 15 }, (_, i) => w.login('alice', 'alice-pw', from(`10.4.${i}.1`))));
+    expect(ok).toEqual(Array(15).fill(true));
+    // Parallel guesses are held to the ceiling: only 5 are verified, however many there are.
+    w.hasher.verifyCalls = 0;
+    const bad = await Promise.all(Array.from({ length: 30 }, (_, i) => w.login('alice', `guess-${i}`, from(`10.5.${i}.1`))));
+    expect(bad.every((r) => !r)).toBe(true);
+    expect(w.hasher.verifyCalls).toBe(5);
   });
 
   it('stops a source that tries many logins (credential stuffing), until the window ends', async () => {

@@ -790,6 +790,75 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await fail('alice', '198.51.100.200', at(15 * MIN), l)).toBe(true);
       });
 
+      it('counts failures and verifications under way toward the login ceiling, never successes', async () => {
+        const l = { ...limits, loginMaxAttempts: 5 };
+        // Any number of successes from new sources: none of them counts.
+        expect(await times(40, (i) => succeed('alice', `10.0.${i}.1`, T0, l))).toEqual(Array(40).fill(true));
+        // Five under way from new sources: the sixth is told to wait (busy), not refused outright.
+        expect(await times(5, async (i) => (await reserve('alice', `10.1.${i}.1`, at(1), l)).granted)).toEqual(Array(5).fill(true));
+        expect(await reserve('alice', '10.2.0.1', at(2), l)).toEqual({ granted: false, refusedBy: 'login', retryAt: at(1 + 30_000), busy: true });
+        // One succeeds and one could not run: their slots are given back.
+        await store.recordLoginSuccess(attempt('alice', '10.1.0.1', at(3)));
+        await store.releaseLoginAttempt(attempt('alice', '10.1.1.1', at(3)));
+        expect(await times(3, async (i) => (await reserve('alice', `10.3.${i}.1`, at(4), l)).granted)).toEqual([true, true, false]);
+        // All five under way fail: the ceiling holds until the window ends.
+        for (const source of ['10.1.2.1', '10.1.3.1', '10.1.4.1', '10.3.0.1', '10.3.1.1']) await store.recordLoginFailure(attempt('alice', source, at(5)), l);
+        expect(await reserve('alice', '10.2.0.1', at(6), l)).toEqual({ granted: false, refusedBy: 'login', retryAt: at(15 * MIN) });
+        // Sources known good for it (the 40 above, the one that succeeded) go on, and their successes do not count either...
+        expect(await times(10, (i) => succeed('alice', `10.0.${i % 2}.1`, at(7), l))).toEqual(Array(10).fill(true));
+        expect(await succeed('alice', '10.1.0.1', at(7), l)).toBe(true);
+        // ...while a new source waits for the next window.
+        expect(await succeed('alice', '10.2.0.1', at(8), l)).toBe(false);
+        expect(await succeed('alice', '10.2.0.1', at(15 * MIN), l)).toBe(true);
+      });
+
+      it('shows one login\'s counters to the operator, and resets its login and pair counters only', async () => {
+        const l = { ...limits, loginMaxAttempts: 8, knownSourceMs: HOUR };
+        const state = (now: Date, limit = 10) => store.loginThrottleState({ loginHash: loginHash('alice'), now, knownSince: new Date(now.getTime() - HOUR), limit });
+        expect(await state(T0)).toEqual({ login: null, pairs: [], pairCount: 0, knownSources: [], knownSourceCount: 0 });
+        await succeed('alice', '192.0.2.1', at(-2 * HOUR), l); // known, but too long ago
+        await succeed('alice', '192.0.2.2', at(-30 * MIN), l);
+        await succeed('alice', '192.0.2.3', at(-10 * MIN), l);
+        await times(5, () => fail('alice', '198.51.100.1', T0, l)); // blocked until +30 s
+        await times(2, () => fail('alice', '198.51.100.2', T0, l));
+        expect((await reserve('alice', '198.51.100.4', T0, l)).granted).toBe(true);
+        await store.releaseLoginAttempt(attempt('alice', '198.51.100.4', T0)); // nothing to show
+        expect((await reserve('alice', '198.51.100.3', T0, l)).granted).toBe(true); // under way
+        await fail('bob', '198.51.100.1', T0, l); // another login: not shown, not reset
+        const s = await state(at(1000));
+        // The window opened with the success 10 min ago; the successes counted nothing.
+        expect(s.login).toEqual({ count: 7, windowStart: at(-10 * MIN), blockedUntil: null, inflight: 1, inflightUntil: at(30_000), expiresAt: at(5 * MIN) });
+        expect(s.pairs.map((p) => [p.source, p.count, p.blockedUntil, p.inflight])).toEqual([
+          ['198.51.100.1', 5, at(30_000), 0], ['198.51.100.2', 2, null, 0], ['198.51.100.3', 0, null, 1],
+        ]);
+        expect(s.pairCount).toBe(3);
+        expect(s.knownSources).toEqual([{ source: '192.0.2.3', lastSuccessAt: at(-10 * MIN) }, { source: '192.0.2.2', lastSuccessAt: at(-30 * MIN) }]);
+        expect(s.knownSourceCount).toBe(2);
+        // The lists are cut at the limit; the counts are not.
+        const cut = await state(at(1000), 1);
+        expect([cut.pairs.length, cut.pairCount, cut.knownSources.length, cut.knownSourceCount]).toEqual([1, 3, 1, 2]);
+        // The ceiling is tripped for new sources (7 failures + 1 under way = 8)...
+        expect(await reserve('alice', '203.0.113.1', at(1000), l)).toMatchObject({ granted: false, refusedBy: 'login' });
+        // ...until the operator resets the login: its counter and its 4 pair rows (the empty one too) go, and with them the block.
+        expect(await store.resetLoginThrottle(loginHash('alice'))).toBe(5);
+        expect(await store.resetLoginThrottle(loginHash('alice'))).toBe(0);
+        const after = await state(at(1000));
+        expect([after.login, after.pairs, after.knownSourceCount]).toEqual([null, [], 2]);
+        expect(await fail('alice', '203.0.113.1', at(1000), l)).toBe(true);
+        expect(await fail('alice', '198.51.100.1', at(1000), l)).toBe(true);
+        // Another login's counters and the sources' counters stay.
+        expect((await store.loginThrottleState({ loginHash: loginHash('bob'), now: at(1000), knownSince: T0, limit: 10 })).login?.count).toBe(1);
+        expect(await times(46, (i) => fail(`x${i}`, '198.51.100.1', at(1000), l))).toEqual([...Array(43).fill(true), ...Array(3).fill(false)]); // 7 of its 50 used
+        // A verification under way is shown for its 30 s, not after (its instance died); expired pairs
+        // are not shown; the login row is, as stored, for the caller to judge.
+        expect((await reserve('alice', '198.51.100.9', at(1000), l)).granted).toBe(true);
+        expect((await state(at(30_999))).pairs.map((p) => p.source)).toEqual(['198.51.100.1', '203.0.113.1', '198.51.100.9']);
+        expect((await state(at(31_000))).pairs.map((p) => p.source)).toEqual(['198.51.100.1', '203.0.113.1']);
+        const late = await state(at(15 * MIN + 31_000));
+        expect(late.pairs).toEqual([]);
+        expect(late.login?.expiresAt).toEqual(at(1000 + 15 * MIN));
+      });
+
       it('holds a source to its failure ceiling across logins until the window ends; successes give their slot back', async () => {
         const l = { ...limits, sourceMaxFailures: 10 };
         expect(await times(10, (i) => fail(`user-${i}`, '192.0.2.9', T0, l))).toEqual(Array(10).fill(true));

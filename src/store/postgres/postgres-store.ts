@@ -4,9 +4,10 @@ import type {
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, User, UserCredentials,
 } from '../store.js';
 import type { AuditQuery, NewAuditEvent } from '../store.js';
-import type { AttemptReservation, LoginAttempt, ThrottleLimits } from '../store.js';
+import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
-  decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
+  decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
+  throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
 import { parsePostgresUrl } from './postgres-url.js';
@@ -313,8 +314,8 @@ function createPostgresStore(pool: pg.Pool): Store {
         rows.map(([, x]) => x.inflight), rows.map(([, x]) => orNull(x.inflightUntil)), rows.map(([, x]) => new Date(x.expiresAt))],
     });
   }
-  /** The pair's row, locked, if it exists. */
-  async function lockedPair(c: pg.PoolClient, key: string): Promise<CounterState | null> {
+  /** A counter's row, locked, if it exists. */
+  async function lockedRow(c: pg.PoolClient, key: string): Promise<CounterState | null> {
     return toCounter((await c.query<Row>({
       name: 'throttle_pair', text: 'SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = $1 FOR UPDATE',
       values: [key],
@@ -324,6 +325,60 @@ function createPostgresStore(pool: pg.Pool): Store {
   async function lockCounter(c: pg.PoolClient, key: string, now: Date): Promise<{ state: CounterState | null; inserted: boolean }> {
     const row = (await c.query<Row>({ name: 'throttle_lock', text: LOCK_COUNTER, values: [key, now] })).rows[0];
     return { state: toCounter(row), inserted: row?.inserted === true };
+  }
+  const counterOf = (r: Row): ThrottleCounter => ({
+    count: num(r.count), windowStart: date(r.window_start), blockedUntil: dateOrNull(r.blocked_until),
+    inflight: num(r.inflight), inflightUntil: dateOrNull(r.inflight_until), expiresAt: date(r.expires_at),
+  });
+  /**
+   * The operator's view of one login, in one REPEATABLE READ transaction (one snapshot). Its
+   * pairs are `p:<hash>|<source>`, found by that exact prefix (left(), not LIKE: no wildcards,
+   * and correct whatever the column's collation).
+   */
+  async function throttleState(query: LoginThrottleQuery): Promise<LoginThrottleRecord> {
+    const keys = throttleKeys({ loginHash: query.loginHash, source: '' });
+    const limit = Math.max(0, Math.trunc(query.limit));
+    return tx(async (c) => {
+      await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+      const login = (await c.query<Row>({
+        name: 'throttle_state_login', text: 'SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = $1',
+        values: [keys.login],
+      })).rows[0];
+      const pairs = (await c.query<Row>({
+        name: 'throttle_state_pairs',
+        text: `SELECT substr(key, length($1) + 1) AS source, count, window_start, blocked_until, inflight, inflight_until, expires_at
+          FROM throttle_counters WHERE left(key, length($1)) = $1 AND expires_at > $2
+          AND (count > 0 OR (inflight > 0 AND inflight_until > $2)) ORDER BY count DESC, key COLLATE "C" LIMIT $3`,
+        values: [keys.pair, query.now, limit],
+      })).rows;
+      const pairCount = (await c.query<Row>({
+        name: 'throttle_state_pair_count', text: `SELECT COUNT(*) AS n FROM throttle_counters WHERE left(key, length($1)) = $1 AND expires_at > $2
+          AND (count > 0 OR (inflight > 0 AND inflight_until > $2))`,
+        values: [keys.pair, query.now],
+      })).rows[0];
+      const known = (await c.query<Row>({
+        name: 'throttle_state_known',
+        text: `SELECT source, last_success_at FROM known_sources WHERE login_hash = $1 AND last_success_at > $2
+          ORDER BY last_success_at DESC, source COLLATE "C" LIMIT $3`,
+        values: [query.loginHash, query.knownSince, limit],
+      })).rows;
+      const knownCount = (await c.query<Row>({
+        name: 'throttle_state_known_count', text: 'SELECT COUNT(*) AS n FROM known_sources WHERE login_hash = $1 AND last_success_at > $2',
+        values: [query.loginHash, query.knownSince],
+      })).rows[0];
+      return {
+        login: login === undefined ? null : counterOf(login),
+        pairs: pairs.map((r) => ({ source: String(r.source), ...counterOf(r) })),
+        pairCount: num(pairCount?.n ?? 0),
+        knownSources: known.map((r) => ({ source: String(r.source), lastSuccessAt: date(r.last_success_at) })),
+        knownSourceCount: num(knownCount?.n ?? 0),
+      };
+    });
+  }
+  /** A verification that did not fail gives the login its slot back (the row locked first). */
+  async function loginSlotBack(c: pg.PoolClient, key: string, now: number): Promise<void> {
+    const login = loginAfterNoFailure(await lockedRow(c, key), now);
+    if (login !== null) await writeCounters(c, [[key, login]]);
   }
   async function reserveAttempt(attempt: LoginAttempt, limits: ThrottleLimits): Promise<AttemptReservation> {
     const keys = throttleKeys(attempt);
@@ -597,10 +652,12 @@ function createPostgresStore(pool: pg.Pool): Store {
       return reserveAttempt(attempt, limits);
     },
     async recordLoginSuccess(attempt) {
-      // The pair (locked first, as in reserveLoginAttempt: 'p:' < 's:'), then the source's refund and the known source.
+      // In the order of reserveLoginAttempt ('l:' < 'p:' < 's:'): the login's slot back, the pair,
+      // then the source's refund and the known source.
       const keys = throttleKeys(attempt);
       await tx(async (c) => {
-        const pair = pairAfterSuccess(await lockedPair(c, keys.pair), attempt.now.getTime());
+        await loginSlotBack(c, keys.login, attempt.now.getTime());
+        const pair = pairAfterSuccess(await lockedRow(c, keys.pair), attempt.now.getTime());
         if (pair === null) await c.query({ name: 'throttle_forget', text: 'DELETE FROM throttle_counters WHERE key = $1', values: [keys.pair] });
         else await writeCounters(c, [[keys.pair, pair]]);
         await c.query({
@@ -614,7 +671,8 @@ function createPostgresStore(pool: pg.Pool): Store {
     async releaseLoginAttempt(attempt) {
       const keys = throttleKeys(attempt);
       await tx(async (c) => {
-        const pair = pairAfterRelease(await lockedPair(c, keys.pair), attempt.now.getTime());
+        await loginSlotBack(c, keys.login, attempt.now.getTime());
+        const pair = pairAfterRelease(await lockedRow(c, keys.pair), attempt.now.getTime());
         if (pair !== null) await writeCounters(c, [[keys.pair, pair]]);
         await c.query({
           name: 'throttle_refund', text: 'UPDATE throttle_counters SET count = count - 1 WHERE key = $1 AND count > 0 AND expires_at > $2',
@@ -623,10 +681,13 @@ function createPostgresStore(pool: pg.Pool): Store {
       });
     },
     async recordLoginFailure(attempt, limits) {
-      const key = throttleKeys(attempt).pair;
+      const keys = throttleKeys(attempt);
+      const now = attempt.now.getTime();
       await tx(async (c) => {
-        const { state } = await lockCounter(c, key, attempt.now);
-        await writeCounters(c, [[key, pairAfterFailure(state, attempt.now.getTime(), limits)]]);
+        // The login, then the pair ('l:' < 'p:'), as every transaction locks them.
+        const login = loginAfterFailure((await lockCounter(c, keys.login, attempt.now)).state, now, limits);
+        const pair = pairAfterFailure((await lockCounter(c, keys.pair, attempt.now)).state, now, limits);
+        await writeCounters(c, [[keys.login, login], [keys.pair, pair]]);
       });
     },
     async purgeLoginThrottle(now, knownBefore, limit) {
@@ -637,6 +698,20 @@ function createPostgresStore(pool: pg.Pool): Store {
       return counters + ((await q(null, `DELETE FROM known_sources WHERE (login_hash, source) IN
         (SELECT login_hash, source FROM known_sources WHERE last_success_at < $1 ORDER BY last_success_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [knownBefore, max - counters])).rowCount ?? 0);
+    },
+    async loginThrottleState(query) {
+      return throttleState(query);
+    },
+    async resetLoginThrottle(loginHash) {
+      const keys = throttleKeys({ loginHash, source: '' });
+      return tx(async (c) => {
+        // The login's row first, as every throttle transaction locks it before any of its pairs:
+        // so the delete cannot wait in a cycle with a reservation of this login.
+        await lockedRow(c, keys.login);
+        return (await c.query({
+          name: 'throttle_reset', text: 'DELETE FROM throttle_counters WHERE key = $1 OR left(key, length($2)) = $2', values: [keys.login, keys.pair],
+        })).rowCount ?? 0;
+      });
     },
     async purgeAudit(before, limit) {
       return (await q(null, `DELETE FROM audit_events WHERE id IN

@@ -7,9 +7,10 @@ import type {
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
 import type { AuditQuery, NewAuditEvent } from '../store.js';
-import type { LoginAttempt, ThrottleLimits } from '../store.js';
+import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
-  decideAttempt, lockOrder, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess, throttleKeys, type CounterState,
+  decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
+  throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
@@ -260,7 +261,37 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       (SELECT key FROM throttle_counters WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)`),
     purgeKnown: db.prepare(`DELETE FROM known_sources WHERE (login_hash, source) IN
       (SELECT login_hash, source FROM known_sources WHERE last_success_at < @before ORDER BY last_success_at LIMIT @limit)`),
+    // The operator's view and reset of one login. Its pairs are `p:<hash>|<source>`: found by
+    // that exact prefix (substr, not LIKE, which is case-insensitive and has wildcards).
+    pairs: db.prepare(`SELECT substr(key, length(@prefix) + 1) AS source, count, window_start, blocked_until, inflight, inflight_until, expires_at
+      FROM throttle_counters WHERE substr(key, 1, length(@prefix)) = @prefix AND expires_at > @now
+        AND (count > 0 OR (inflight > 0 AND inflight_until > @now))
+      ORDER BY count DESC, key LIMIT @limit`),
+    pairCount: db.prepare(`SELECT COUNT(*) AS n FROM throttle_counters WHERE substr(key, 1, length(@prefix)) = @prefix AND expires_at > @now
+        AND (count > 0 OR (inflight > 0 AND inflight_until > @now))`),
+    knownList: db.prepare(`SELECT source, last_success_at FROM known_sources
+      WHERE login_hash = @loginHash AND last_success_at > @since ORDER BY last_success_at DESC, source LIMIT @limit`),
+    knownCount: db.prepare('SELECT COUNT(*) AS n FROM known_sources WHERE login_hash = @loginHash AND last_success_at > @since'),
+    reset: db.prepare('DELETE FROM throttle_counters WHERE key = @login OR substr(key, 1, length(@prefix)) = @prefix'),
   };
+  const counterOf = (r: Row): ThrottleCounter => ({
+    count: Number(r.count), windowStart: new Date(Number(r.window_start)), blockedUntil: r.blocked_until === null ? null : new Date(Number(r.blocked_until)),
+    inflight: Number(r.inflight), inflightUntil: r.inflight_until === null ? null : new Date(Number(r.inflight_until)), expiresAt: new Date(Number(r.expires_at)),
+  });
+  const throttleStateTx = db.transaction((query: LoginThrottleQuery): LoginThrottleRecord => {
+    const keys = throttleKeys({ loginHash: query.loginHash, source: '' });
+    const limit = Math.max(0, Math.trunc(query.limit));
+    const login = throttle.get.get(keys.login) as Row | undefined;
+    const pairs = { prefix: keys.pair, now: ms(query.now) };
+    const known = { loginHash: query.loginHash, since: ms(query.knownSince) };
+    return {
+      login: login === undefined ? null : counterOf(login),
+      pairs: (throttle.pairs.all({ ...pairs, limit }) as Row[]).map((r) => ({ source: String(r.source), ...counterOf(r) })),
+      pairCount: Number((throttle.pairCount.get(pairs) as Row).n),
+      knownSources: (throttle.knownList.all({ ...known, limit }) as Row[]).map((r) => ({ source: String(r.source), lastSuccessAt: new Date(Number(r.last_success_at)) })),
+      knownSourceCount: Number((throttle.knownCount.get(known) as Row).n),
+    };
+  });
   const counter = (key: string): CounterState | null => {
     const r = throttle.get.get(key) as Row | undefined;
     return r === undefined ? null : {
@@ -280,8 +311,14 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     }
     return decision.reservation;
   });
+  /** A verification that did not fail gives the login its slot back. */
+  const loginSlotBack = (key: string, now: number): void => {
+    const login = loginAfterNoFailure(counter(key), now);
+    if (login !== null) throttle.put.run({ key, ...login });
+  };
   const successTx = db.transaction((attempt: LoginAttempt) => {
     const keys = throttleKeys(attempt);
+    loginSlotBack(keys.login, ms(attempt.now));
     const pair = pairAfterSuccess(counter(keys.pair), ms(attempt.now));
     if (pair === null) throttle.forget.run(keys.pair);
     else throttle.put.run({ key: keys.pair, ...pair });
@@ -289,11 +326,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     throttle.markKnown.run({ loginHash: attempt.loginHash, source: attempt.source, now: ms(attempt.now) });
   });
   const failureTx = db.transaction((attempt: LoginAttempt, limits: ThrottleLimits) => {
-    const key = throttleKeys(attempt).pair;
-    throttle.put.run({ key, ...pairAfterFailure(counter(key), ms(attempt.now), limits) });
+    const keys = throttleKeys(attempt);
+    throttle.put.run({ key: keys.login, ...loginAfterFailure(counter(keys.login), ms(attempt.now), limits) });
+    throttle.put.run({ key: keys.pair, ...pairAfterFailure(counter(keys.pair), ms(attempt.now), limits) });
   });
   const releaseTx = db.transaction((attempt: LoginAttempt) => {
     const keys = throttleKeys(attempt);
+    loginSlotBack(keys.login, ms(attempt.now));
     const pair = pairAfterRelease(counter(keys.pair), ms(attempt.now));
     if (pair !== null) throttle.put.run({ key: keys.pair, ...pair });
     throttle.refund.run({ key: keys.source, now: ms(attempt.now) });
@@ -569,6 +608,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async purgeLoginThrottle(now, knownBefore, limit) {
       return purgeThrottleTx.immediate(now, knownBefore, Math.max(0, Math.trunc(limit)));
+    },
+    async loginThrottleState(query) {
+      return throttleStateTx.deferred(query);
+    },
+    async resetLoginThrottle(loginHash) {
+      const keys = throttleKeys({ loginHash, source: '' });
+      return throttle.reset.run({ login: keys.login, prefix: keys.pair }).changes;
     },
     async purgeAudit(before, limit) {
       return audit.purge.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
