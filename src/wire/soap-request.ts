@@ -14,7 +14,8 @@
  *   body element (name and namespace).
  * - Parameters are bound leniently: the operation element must match name and namespace, else
  *   every parameter takes its default; a missing or unknown child is ignored (null string, 0
- *   int); `xsi:nil` is null; only an unparsable int faults, quoting where its element ended.
+ *   int); `xsi:nil` is null; only an unparsable int faults, quoting where .NET's reader stands
+ *   once past its element (xml-line-info.ts).
  * - A header with mustUnderstand="1" is never understood: MustUnderstand fault. It is checked
  *   after the parameters are read (as .NET orders it) but before anything is executed.
  */
@@ -128,7 +129,7 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
     const param = params[index];
     if (param === undefined) continue;
     if (child.children.length > 0) {
-      return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: "'Element' is an invalid XmlNodeType." });
+      return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.nextLine, column: child.nextColumn, detail: "'Element' is an invalid XmlNodeType." });
     }
     const nil = attributeValue(child, XSI_NS, 'nil');
     const isNil = nil !== undefined && (nil.trim() === 'true' || nil.trim() === '1');
@@ -137,7 +138,7 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
     } else {
       const parsed = parseXmlInt32(isNil ? '' : child.text);
       if (!parsed.ok) {
-        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: intReasonMessage(parsed.reason) });
+        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.nextLine, column: child.nextColumn, detail: intReasonMessage(parsed.reason) });
       }
       args[index] = parsed.value;
     }

@@ -77,3 +77,72 @@ describe('request text decoding', () => {
     expect(decode(envelope(S11, deep))).toMatchObject({ ok: false, error: { code: 'SOAP_UNREADABLE' } });
   });
 });
+
+describe('"There is an error in XML document (line, position)" on compact XML', () => {
+  const S11_ENV = `<e:Envelope xmlns:e="${S11}"><e:Body><ValidateUser xmlns="SVCAPI">`;
+  const S11_END = '</ValidateUser></e:Body></e:Envelope>';
+  const position = (params: string, ns = S11) => {
+    const xml = (ns === S11 ? S11_ENV : S11_ENV.replace(S11, S12)) + params + S11_END;
+    const r = decode(xml, ns === S11 ? 'text/xml' : 'application/soap+xml');
+    if (r.ok || r.error.code !== 'SOAP_BAD_PARAMETER') throw new Error(`expected a bad parameter, got ${JSON.stringify(r)}`);
+    return [r.error.line, r.error.column];
+  };
+  /** The column just after `<AppId>abc</AppId>` in these requests (counted below). */
+  const AFTER = 120;
+  /** 1-based column where `needle` starts in the request `position` builds (all on line 1). */
+  const columnOf = (params: string, needle: string) => {
+    const xml = S11_ENV + params + S11_END;
+    const at = xml.indexOf(needle, S11_ENV.length + params.indexOf('</AppId>'));
+    return at + 1;
+  };
+
+  it('an element after the failing one: the column of its name, after "<"', () => {
+    // XmlSerializer converts AppId after ReadElementString moved the reader past </AppId>, onto
+    // <IPAddress>, whose LinePosition is that of its name. Counting the columns of line 1:
+    //   <e:Envelope xmlns:e="                          21 characters  -> 21
+    //   http://schemas.xmlsoap.org/soap/envelope/      41             -> 62
+    //   ">                                              2             -> 64
+    //   <e:Body>                                        8             -> 72
+    //   <ValidateUser xmlns="SVCAPI">                  29             -> 101
+    //   <AppId>abc</AppId>                             7 + 3 + 8      -> 119
+    //   <                                               1             -> 120 (AFTER)
+    // so "IPAddress" starts at column 121 (we used to quote 120, where the end tag finished).
+    expect(position('<AppId>abc</AppId><IPAddress></IPAddress>')).toEqual([1, 121]);
+    expect(position('<AppId>abc</AppId><IPAddress></IPAddress>', S12)).toEqual([1, 121 - S11.length + S12.length]);
+  });
+
+  it('an end tag after the failing element: the column of its name, after "</"', () => {
+    expect(position('<AppId>abc</AppId>')).toEqual([1, AFTER + '</'.length]);
+    expect(position('<login>x</login><AppId>2147483648</AppId>')).toEqual([1, columnOf('<login>x</login><AppId>2147483648</AppId>', 'ValidateUser>')]);
+  });
+
+  it('attributes: the next element is at its name, not at an attribute; the failing element\'s own do not count', () => {
+    const params = '<AppId a="1">abc</AppId><IPAddress b="2" c="3"/>';
+    expect(position(params)).toEqual([1, columnOf(params, 'IPAddress b=')]);
+    const selfClosing = '<AppId a="x" />  <IPAddress/>';
+    expect(position(selfClosing)).toEqual([1, columnOf(selfClosing, '  <IPAddress')]);
+    const thenSelfClosing = '<AppId a="x"/><IPAddress b="2"/>';
+    expect(position(thenSelfClosing)).toEqual([1, columnOf(thenSelfClosing, 'IPAddress b=')]);
+  });
+
+  it('text or white space after the failing element: its first character', () => {
+    expect(position('<AppId>abc</AppId> <IPAddress/>')).toEqual([1, AFTER]);
+    expect(position('<AppId>abc</AppId>x')).toEqual([1, AFTER]);
+    expect(position('<AppId>abc</AppId>&amp;')).toEqual([1, AFTER]);
+  });
+
+  it('a comment, CDATA section or processing instruction after it: just inside its opener', () => {
+    expect(position('<AppId>abc</AppId><!--c-->')).toEqual([1, AFTER + '<!--'.length]);
+    expect(position('<AppId>abc</AppId><![CDATA[x]]>')).toEqual([1, AFTER + '<![CDATA['.length]);
+    expect(position('<AppId>abc</AppId><?pi x?>')).toEqual([1, AFTER + '<?'.length]);
+  });
+
+  it('counts from the start of the line the next node is on', () => {
+    expect(position('<AppId>abc</AppId>\n<IPAddress/>')).toEqual([1, AFTER]);
+    // Line 2 is "  <AppId>abc</AppId>" (2 + 18 characters), then "<IPAddress/>" or "</ValidateUser>".
+    expect(position('\n  <AppId>abc</AppId><IPAddress/>')).toEqual([2, 20 + '<'.length + 1]);
+    expect(position('\n  <AppId>abc</AppId>')).toEqual([2, 20 + '</'.length + 1]);
+    // Pretty-printed, the next node is the white space that ends the line: unchanged.
+    expect(position('\n  <AppId>abc</AppId>\n')).toEqual([2, 21]);
+  });
+});
