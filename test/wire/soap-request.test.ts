@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileContract } from '../../src/wire/compiled-contract.js';
 import { decodeSoapRequest } from '../../src/wire/soap-request.js';
+import { soapErrorResponse } from '../../src/wire/wire-response.js';
 
 const contract = compileContract({ timeZone: 'UTC' });
 const S11 = 'http://schemas.xmlsoap.org/soap/envelope/';
@@ -75,6 +76,69 @@ describe('request text decoding', () => {
   it('rejects deep nesting without building the tree', () => {
     const deep = '<a>'.repeat(10_000) + '</a>'.repeat(10_000);
     expect(decode(envelope(S11, deep))).toMatchObject({ ok: false, error: { code: 'SOAP_UNREADABLE' } });
+  });
+});
+
+describe('SOAP 1.2 routing failures, worded as Soap12ServerProtocolHelper.RouteRequest words them', () => {
+  const unknownOp = envelope(S12, '<NoSuchOp xmlns="SVCAPI"><login>demo</login></NoSuchOp>');
+  const fault = (contentType: string, body = unknownOp) => {
+    const r = decode(body, contentType);
+    if (r.ok) throw new Error('expected a fault');
+    return soapErrorResponse(r.version, r.error);
+  };
+  const reason = (text: string) =>
+    `<soap:Fault><soap:Code><soap:Value>soap:Sender</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="en">${text}</soap:Text></soap:Reason><soap:Detail /></soap:Fault>`;
+
+  it('an action that names nothing, with a body element that names nothing: "not recognized", quoting the action', () => {
+    const r = fault('application/soap+xml; charset=utf-8; action="SVCAPI/NoSuchOp"');
+    expect(r.status).toBe(500);
+    expect(r.contentType).toBe('application/soap+xml; charset=utf-8');
+    expect(r.cacheControl).toBe('private');
+    expect(r.body).toContain(reason("Unable to handle request. The action 'SVCAPI/NoSuchOp' was not recognized."));
+  });
+
+  it('a missing or empty action keeps asking for one', () => {
+    for (const ct of ['application/soap+xml; charset=utf-8', 'application/soap+xml; action=""', 'application/soap+xml; action=', "application/soap+xml; action=' '"]) {
+      expect(fault(ct).body, ct).toContain(reason('Unable to handle request without a valid action parameter. Please supply a valid soap action.'));
+    }
+  });
+
+  it('the action is URL-decoded (HttpUtility.UrlDecode) before it is looked up and when it is quoted', () => {
+    expect(decode(unknownOp, 'application/soap+xml; action="SVCAPI%2FWhatsNew"')).toMatchObject({ ok: true, operation: { name: 'WhatsNew' } });
+    expect(fault('application/soap+xml; action="SVCAPI/No+Such%20Op%u00e9"').body).toContain("The action 'SVCAPI/No Such Opé' was not recognized.");
+  });
+
+  it('markup characters of the action are escaped in the fault text as XmlTextWriter escapes text', () => {
+    expect(fault(`application/soap+xml; action="SVCAPI/<a>&'b"`).body).toContain("The action 'SVCAPI/&lt;a&gt;&amp;'b' was not recognized.");
+  });
+
+  it('reads the parameter as ContentType.GetParameter does: any quotes trimmed, split at every ";", name matched as a prefix', () => {
+    for (const ct of [
+      "application/soap+xml; action='SVCAPI/WhatsNew'",
+      'application/soap+xml; action="SVCAPI/WhatsNew;x"',
+      'application/soap+xml;ACTION = "SVCAPI/WhatsNew"',
+      'application/soap+xml; actionX=SVCAPI/WhatsNew; action=SVCAPI/Nope',
+      'application/soap+xml; action; action=SVCAPI/WhatsNew',
+      'application/soap+xml; action="SVCAPI/WhatsNew"; action=SVCAPI/Nope',
+    ]) {
+      expect(decode(unknownOp, ct), ct).toMatchObject({ ok: true, operation: { name: 'WhatsNew' } });
+    }
+    // No unescaping of a backslash: the quote it "escapes" stays in the action.
+    expect(fault('application/soap+xml; action="SVCAPI/a\\"b"').body).toContain("The action 'SVCAPI/a\\\"b' was not recognized.");
+  });
+
+  it('an unknown action falls back to a known body element, and a known action ignores an unknown body element', () => {
+    const known = envelope(S12, '<ValidateUserToken xmlns="SVCAPI"><token>t</token></ValidateUserToken>');
+    expect(decode(known, 'application/soap+xml; action="SVCAPI/NoSuchOp"')).toMatchObject({ ok: true, operation: { name: 'ValidateUserToken' }, args: ['t'] });
+    expect(decode(unknownOp, 'application/soap+xml; action="SVCAPI/ValidateUserToken"')).toMatchObject({ ok: true, operation: { name: 'ValidateUserToken' }, args: [null] });
+  });
+
+  it('the SOAP 1.1 SOAPAction fault keeps its own wording', () => {
+    const r = decode(envelope(S11, '<NoSuchOp xmlns="SVCAPI"/>'), 'text/xml; charset=utf-8', '"SVCAPI/NoSuchOp"');
+    if (r.ok) throw new Error('expected a fault');
+    expect(soapErrorResponse(r.version, r.error).body).toContain(
+      '<faultcode>soap:Client</faultcode><faultstring>Server did not recognize the value of HTTP Header SOAPAction: SVCAPI/NoSuchOp.</faultstring>',
+    );
   });
 });
 
