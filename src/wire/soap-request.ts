@@ -8,11 +8,11 @@
  *   application/soap+xml is 415, any other root is a VersionMismatch fault (always SOAP 1.1).
  * - Unreadable XML (and, on the 1.1 protocol, an empty body or any DTD) is 400 with no body; on
  *   the 1.2 protocol an empty body and a DTD are `soap:Receiver` faults.
- * - Routing (soapRouting): SOAP 1.1 on the SOAPAction header (quotes optional; present but
- *   unknown or empty is a `soap:Client` fault; a known action runs that operation whatever the
- *   body holds); SOAP 1.2 on the Content-Type `action` parameter (URL-decoded) when it names an
- *   operation, otherwise on the first body element (name and namespace); when neither names
- *   one, a missing or empty action asks for one and any other is "not recognized".
+ * - Routing (soapRouting): SOAP 1.1 on the SOAPAction header (quotes optional, URL-decoded;
+ *   present but unknown or empty is a `soap:Client` fault; a known action runs that operation
+ *   whatever the body holds); SOAP 1.2 on the Content-Type `action` parameter (URL-decoded)
+ *   when it names an operation, otherwise on the first body element (name and namespace); when
+ *   neither names one, a missing or empty action asks for one and any other is "not recognized".
  * - Parameters are bound leniently: the operation element must match name and namespace, else
  *   every parameter takes its default; a missing or unknown child is ignored (null string, 0
  *   int); `xsi:nil` is null; only an unparsable int faults, quoting where .NET's reader stands
@@ -124,12 +124,12 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
   if (body === undefined) return fail(version, { code: 'SOAP_NO_BODY' });
   const payload = body.children[0];
 
-  // Routing, as the two RouteRequest methods do it. The SOAP 1.2 one URL-decodes the action
-  // (HttpUtility.UrlDecode) before looking it up, and quotes the decoded one in its fault.
+  // Routing, as the two RouteRequest methods do it. Both URL-decode the action
+  // (HttpUtility.UrlDecode) before looking it up, and quote the decoded one in their fault.
   let operation: CompiledOperation | undefined;
   const routing = soapRouting(transport, input);
   if (routing.by === 'soapaction') {
-    const action = stripQuotes(routing.value ?? '');
+    const action = urlDecode(stripQuotes(routing.value ?? ''));
     operation = contract.bySoapAction.get(action);
     if (operation === undefined) return fail(version, { code: 'SOAP_UNKNOWN_ACTION', action });
   } else {

@@ -133,6 +133,12 @@ describe('SOAP 1.2 routing failures, worded as Soap12ServerProtocolHelper.RouteR
     expect(decode(unknownOp, 'application/soap+xml; action="SVCAPI/ValidateUserToken"')).toMatchObject({ ok: true, operation: { name: 'ValidateUserToken' }, args: [null] });
   });
 
+  it('SOAP 1.1 URL-decodes the SOAPAction too (Soap11ServerProtocolHelper), before routing and in its fault', () => {
+    const body = envelope(S11, '<NoSuchOp xmlns="SVCAPI"/>');
+    expect(decode(body, 'text/xml', '"SVCAPI%2FWhatsNew"')).toMatchObject({ ok: true, operation: { name: 'WhatsNew' } });
+    expect(decode(body, 'text/xml', 'SVCAPI/No+Such%3COp%3E')).toMatchObject({ ok: false, error: { code: 'SOAP_UNKNOWN_ACTION', action: 'SVCAPI/No Such<Op>' } });
+  });
+
   it('the SOAP 1.1 SOAPAction fault keeps its own wording', () => {
     const r = decode(envelope(S11, '<NoSuchOp xmlns="SVCAPI"/>'), 'text/xml; charset=utf-8', '"SVCAPI/NoSuchOp"');
     if (r.ok) throw new Error('expected a fault');
