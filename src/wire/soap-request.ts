@@ -10,9 +10,10 @@
  *   the 1.2 protocol an empty body and a DTD are `soap:Receiver` faults.
  * - Routing (soapRouting): SOAP 1.1 on the SOAPAction header (quotes optional, URL-decoded;
  *   present but unknown or empty is a `soap:Client` fault; a known action runs that operation
- *   whatever the body holds); SOAP 1.2 on the Content-Type `action` parameter (URL-decoded)
- *   when it names an operation, otherwise on the first body element (name and namespace); when
- *   neither names one, a missing or empty action asks for one and any other is "not recognized".
+ *   whatever the body holds); SOAP 1.2, and text/xml without SOAPAction, on the Content-Type
+ *   `action` parameter (URL-decoded) when it names an operation, otherwise on the first body
+ *   element (name and namespace); when neither names one, a missing or empty action asks for
+ *   one and any other is "not recognized".
  * - Parameters are bound leniently: the operation element must match name and namespace, else
  *   every parameter takes its default; a missing or unknown child is ignored (null string, 0
  *   int); `xsi:nil` is null; only an unparsable int faults, quoting where .NET's reader stands
@@ -85,10 +86,12 @@ function stripQuotes(action: string): string {
 
 /**
  * What routes a SOAP request besides its body, and which of ASMX's two routers reads it
- * (SoapServerProtocol picks the router by transport; RouteRequest of Soap11ServerProtocolHelper
- * or Soap12ServerProtocolHelper): on SOAP 1.1 the SOAPAction header as sent; on SOAP 1.2 the
- * Content-Type `action` parameter as ContentType.GetParameter reads it (undefined when absent).
- * Neither is decoded yet. The request shape memo keys on this, so it is the one statement of it.
+ * (RouteRequest of Soap11ServerProtocolHelper or Soap12ServerProtocolHelper). The SOAP 1.1
+ * router only takes a text/xml request that carries a SOAPAction header, and reads that header
+ * as sent; every other request, text/xml without SOAPAction included, goes to the SOAP 1.2
+ * router (SoapServerProtocol.GuessVersion), which reads the Content-Type `action` parameter as
+ * ContentType.GetParameter reads it (undefined when absent). Neither value is decoded yet.
+ * The request shape memo keys on this, so it is the one statement of it.
  */
 export interface SoapRouting {
   readonly by: 'soapaction' | 'action';
@@ -97,7 +100,7 @@ export interface SoapRouting {
 
 export function soapRouting(transport: SoapVersion, input: SoapRequestInput): SoapRouting {
   if (transport === '1.1' && input.soapAction !== undefined) return { by: 'soapaction', value: input.soapAction };
-  return { by: 'action', value: transport === '1.2' ? aspNetContentTypeParameter(input.contentType, 'action') : undefined };
+  return { by: 'action', value: aspNetContentTypeParameter(input.contentType, 'action') };
 }
 
 export function decodeSoapRequest(contract: CompiledContract, input: SoapRequestInput, limits: XmlReadLimits = DEFAULT_XML_LIMITS): SoapDecoded {
@@ -140,9 +143,9 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
       operation = contract.byName.get(payload.local);
     }
     if (operation === undefined) {
-      if (transport === '1.1') return fail(version, { code: 'SOAP_UNKNOWN_ACTION', action: '' });
       // Soap12ServerProtocolHelper: a missing or empty action is asked for; one that was sent
-      // (and neither it nor the body element named an operation) is "not recognized".
+      // (and neither it nor the body element named an operation) is "not recognized". The
+      // fault is then written in the envelope's version: soap:Client on a SOAP 1.1 envelope.
       return fail(version, action === undefined ? { code: 'SOAP12_NO_VALID_ACTION' } : { code: 'SOAP12_UNKNOWN_ACTION', action });
     }
   }

@@ -114,9 +114,9 @@ export function createSoapRequestDecoder(
     const media = input.media ?? parseMediaType(input.contentType);
     const transport = soapTransport(media.type);
     if (transport === null || input.body.length > MAX_BODY_BYTES) return full(input, media);
-    // Besides the text, decodeSoapRequest reads only its routing (soapRouting: SOAPAction on
-    // SOAP 1.1, the Content-Type `action` parameter on SOAP 1.2) and the charset, which matters
-    // only for the text, decoded below exactly as decodeSoapRequest decodes it and matched as text.
+    // Besides the text, decodeSoapRequest reads only its routing (soapRouting: the SOAPAction
+    // header, or else the Content-Type `action` parameter) and the charset, which matters only
+    // for the text, decoded below exactly as decodeSoapRequest decodes it and matched as text.
     const routing = soapRouting(transport, input);
     const canonical = routing.by === 'soapaction' ? canonicalSoapActions : canonicalActions;
     if (routing.value !== undefined && !canonical.has(routing.value)) return full(input, media);

@@ -49,7 +49,8 @@ describe('SOAP routing', () => {
 
   it('an empty Body runs the action with default values; without an action it is a fault', () => {
     expect(decode(envelope(S11, ''), 'text/xml', '"SVCAPI/ValidateUserToken"')).toMatchObject({ ok: true, args: [null] });
-    expect(decode(envelope(S11, ''), 'text/xml')).toMatchObject({ ok: false, error: { code: 'SOAP_UNKNOWN_ACTION', action: '' } });
+    // Without SOAPAction, text/xml goes to the SOAP 1.2 router (SoapServerProtocol.GuessVersion).
+    expect(decode(envelope(S11, ''), 'text/xml')).toMatchObject({ ok: false, version: '1.1', error: { code: 'SOAP12_NO_VALID_ACTION' } });
     expect(decode(envelope(S12, ''), 'application/soap+xml')).toMatchObject({ ok: false, error: { code: 'SOAP12_NO_VALID_ACTION' } });
   });
 
@@ -137,6 +138,25 @@ describe('SOAP 1.2 routing failures, worded as Soap12ServerProtocolHelper.RouteR
     const body = envelope(S11, '<NoSuchOp xmlns="SVCAPI"/>');
     expect(decode(body, 'text/xml', '"SVCAPI%2FWhatsNew"')).toMatchObject({ ok: true, operation: { name: 'WhatsNew' } });
     expect(decode(body, 'text/xml', 'SVCAPI/No+Such%3COp%3E')).toMatchObject({ ok: false, error: { code: 'SOAP_UNKNOWN_ACTION', action: 'SVCAPI/No Such<Op>' } });
+  });
+
+  it('text/xml without SOAPAction is routed by the SOAP 1.2 router: action parameter, body element, its faults in SOAP 1.1', () => {
+    const unknown11 = envelope(S11, '<NoSuchOp xmlns="SVCAPI"/>');
+    expect(decode(unknown11, 'text/xml; action="SVCAPI/WhatsNew"')).toMatchObject({ ok: true, version: '1.1', operation: { name: 'WhatsNew' } });
+    // With a SOAPAction header the SOAP 1.1 router alone decides.
+    expect(decode(unknown11, 'text/xml; action="SVCAPI/WhatsNew"', '"SVCAPI/ValidateUserToken"')).toMatchObject({ ok: true, operation: { name: 'ValidateUserToken' } });
+    const faultOf = (contentType: string) => {
+      const r = decode(unknown11, contentType);
+      if (r.ok) throw new Error('expected a fault');
+      return soapErrorResponse(r.version, r.error);
+    };
+    const asked = faultOf('text/xml; charset=utf-8');
+    expect(asked.status).toBe(500);
+    expect(asked.contentType).toBe('text/xml; charset=utf-8');
+    expect(asked.body).toContain(
+      '<faultcode>soap:Client</faultcode><faultstring>Unable to handle request without a valid action parameter. Please supply a valid soap action.</faultstring><detail />',
+    );
+    expect(faultOf('text/xml; action=SVCAPI/Nope').body).toContain("<faultcode>soap:Client</faultcode><faultstring>Unable to handle request. The action 'SVCAPI/Nope' was not recognized.</faultstring>");
   });
 
   it('the SOAP 1.1 SOAPAction fault keeps its own wording', () => {

@@ -329,6 +329,8 @@ describe('hole texts substituted into learned envelopes', () => {
       input(token12, 'application/soap+xml; charset=utf-8'),
       input(token12, 'text/xml; charset=utf-8', '"SVCAPI/WhatsNew"'),
       input(token12, 'text/xml; charset=utf-8'),
+      // Without SOAPAction, text/xml routes on its action parameter (the SOAP 1.2 router).
+      input(token, 'text/xml; charset=utf-8; action="SVCAPI/WhatsNew"'),
     ];
     const hits = decode.stats().hits;
     for (const req of others) expect(decode(req), `${req.contentType} ${req.soapAction}`).toEqual(reference(req));
