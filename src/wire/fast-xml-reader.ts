@@ -10,6 +10,7 @@
  * So the fast path can only ever be faster, never different (test/wire/fast-xml-reader.test.ts
  * compares the two over the golden captures and the malformed-input corpus).
  */
+import { nodePositionShift } from './xml-line-info.js';
 import type { XmlAttribute, XmlElement, XmlRead, XmlReadLimits } from './xml-reader.js';
 
 const XML_NS = 'http://www.w3.org/XML/1998/namespace';
@@ -139,7 +140,8 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
     pos = decl[0].length;
   }
 
-  // Line bookkeeping for .NET's (line, position) of each end tag: advanced lazily, O(newlines).
+  // Line bookkeeping for .NET's (line, position) of the node after each element: advanced
+  // lazily, O(newlines). `offset` is just past the element's '>'.
   let line = 1;
   let lineStart = 0;
   let nextNewline = text.indexOf('\n');
@@ -149,8 +151,8 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
       lineStart = nextNewline + 1;
       nextNewline = text.indexOf('\n', lineStart);
     }
-    element.endLine = line;
-    element.endColumn = offset - lineStart + 1;
+    element.nextLine = line;
+    element.nextColumn = offset - lineStart + 1 + nodePositionShift(text, offset);
   };
 
   const elements: XmlElement[] = [];
@@ -293,7 +295,7 @@ function scan(text: string, limits: XmlReadLimits): XmlRead | null {
       if (uri === undefined) throw BAIL;
       ns = uri;
     }
-    const element: XmlElement = { ns, local: colon < 0 ? qname : qname.slice(colon + 1), attributes, children: [], text: '', endLine: 0, endColumn: 0 };
+    const element: XmlElement = { ns, local: colon < 0 ? qname : qname.slice(colon + 1), attributes, children: [], text: '', nextLine: 0, nextColumn: 0 };
     const parent = elements[elements.length - 1];
     if (parent) parent.children.push(element);
     else root = element;

@@ -65,6 +65,7 @@ function faultCode(error: WireError): FaultCode {
     case 'SOAP_BAD_PARAMETER':
     case 'SOAP_UNKNOWN_ACTION':
     case 'SOAP12_NO_VALID_ACTION':
+    case 'SOAP12_UNKNOWN_ACTION':
     case 'MISSING_PARAMETER':
     case 'CANNOT_CONVERT':
     case 'INVALID_METHOD_NAME':

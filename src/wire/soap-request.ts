@@ -8,13 +8,16 @@
  *   application/soap+xml is 415, any other root is a VersionMismatch fault (always SOAP 1.1).
  * - Unreadable XML (and, on the 1.1 protocol, an empty body or any DTD) is 400 with no body; on
  *   the 1.2 protocol an empty body and a DTD are `soap:Receiver` faults.
- * - Routing: SOAP 1.1 on the SOAPAction header (quotes optional; present but unknown or empty is
- *   a `soap:Client` fault; a known action runs that operation whatever the body holds); SOAP 1.2
- *   on the Content-Type `action` parameter when it names an operation; otherwise on the first
- *   body element (name and namespace).
+ * - Routing (soapRouting): SOAP 1.1 on the SOAPAction header (quotes optional, URL-decoded;
+ *   present but unknown or empty is a `soap:Client` fault; a known action runs that operation
+ *   whatever the body holds); SOAP 1.2, and text/xml without SOAPAction, on the Content-Type
+ *   `action` parameter (URL-decoded) when it names an operation, otherwise on the first body
+ *   element (name and namespace); when neither names one, a missing or empty action asks for
+ *   one and any other is "not recognized".
  * - Parameters are bound leniently: the operation element must match name and namespace, else
  *   every parameter takes its default; a missing or unknown child is ignored (null string, 0
- *   int); `xsi:nil` is null; only an unparsable int faults, quoting where its element ended.
+ *   int); `xsi:nil` is null; only an unparsable int faults, quoting where .NET's reader stands
+ *   once past its element (xml-line-info.ts).
  * - A header with mustUnderstand="1" is never understood: MustUnderstand fault. It is checked
  *   after the parameters are read (as .NET orders it) but before anything is executed.
  */
@@ -22,7 +25,8 @@ import type { ParamValue } from '../contract/operations.js';
 import type { CompiledContract, CompiledOperation } from './compiled-contract.js';
 import { decodeRequestText } from './decode-text.js';
 import { parseXmlInt32 } from './dotnet-int.js';
-import { parseMediaType, type MediaType } from './media-type.js';
+import { urlDecode } from './http-form.js';
+import { aspNetContentTypeParameter, parseMediaType, type MediaType } from './media-type.js';
 import { SOAP11_NS, SOAP12_NS, XSI_NS, type SoapVersion } from './soap-envelope.js';
 import { intReasonMessage, type WireError } from './wire-errors.js';
 import { attributeValue, readXmlDocument, type XmlElement, type XmlReadLimits, DEFAULT_XML_LIMITS } from './xml-reader.js';
@@ -80,6 +84,25 @@ function stripQuotes(action: string): string {
   return t.length >= 2 && t.startsWith('"') && t.endsWith('"') ? t.slice(1, -1) : t;
 }
 
+/**
+ * What routes a SOAP request besides its body, and which of ASMX's two routers reads it
+ * (RouteRequest of Soap11ServerProtocolHelper or Soap12ServerProtocolHelper). The SOAP 1.1
+ * router only takes a text/xml request that carries a SOAPAction header, and reads that header
+ * as sent; every other request, text/xml without SOAPAction included, goes to the SOAP 1.2
+ * router (SoapServerProtocol.GuessVersion), which reads the Content-Type `action` parameter as
+ * ContentType.GetParameter reads it (undefined when absent). Neither value is decoded yet.
+ * The request shape memo keys on this, so it is the one statement of it.
+ */
+export interface SoapRouting {
+  readonly by: 'soapaction' | 'action';
+  readonly value: string | undefined;
+}
+
+export function soapRouting(transport: SoapVersion, input: SoapRequestInput): SoapRouting {
+  if (transport === '1.1' && input.soapAction !== undefined) return { by: 'soapaction', value: input.soapAction };
+  return { by: 'action', value: aspNetContentTypeParameter(input.contentType, 'action') };
+}
+
 export function decodeSoapRequest(contract: CompiledContract, input: SoapRequestInput, limits: XmlReadLimits = DEFAULT_XML_LIMITS): SoapDecoded {
   const media = input.media ?? parseMediaType(input.contentType);
   const transport = soapTransport(media.type);
@@ -104,20 +127,26 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
   if (body === undefined) return fail(version, { code: 'SOAP_NO_BODY' });
   const payload = body.children[0];
 
-  // Routing.
+  // Routing, as the two RouteRequest methods do it. Both URL-decode the action
+  // (HttpUtility.UrlDecode) before looking it up, and quote the decoded one in their fault.
   let operation: CompiledOperation | undefined;
-  if (transport === '1.1' && input.soapAction !== undefined) {
-    const action = stripQuotes(input.soapAction);
+  const routing = soapRouting(transport, input);
+  if (routing.by === 'soapaction') {
+    const action = urlDecode(stripQuotes(routing.value ?? ''));
     operation = contract.bySoapAction.get(action);
     if (operation === undefined) return fail(version, { code: 'SOAP_UNKNOWN_ACTION', action });
   } else {
-    const actionParam = transport === '1.2' ? media.params.get('action') : undefined;
-    if (actionParam !== undefined) operation = contract.bySoapAction.get(actionParam);
+    // An empty parameter counts as none (`action != null && action.Length > 0`).
+    const action = routing.value === undefined || routing.value === '' ? undefined : urlDecode(routing.value);
+    if (action !== undefined) operation = contract.bySoapAction.get(action);
     if (operation === undefined && payload !== undefined && payload.ns === contract.namespace) {
       operation = contract.byName.get(payload.local);
     }
     if (operation === undefined) {
-      return fail(version, transport === '1.2' ? { code: 'SOAP12_NO_VALID_ACTION' } : { code: 'SOAP_UNKNOWN_ACTION', action: '' });
+      // Soap12ServerProtocolHelper: a missing or empty action is asked for; one that was sent
+      // (and neither it nor the body element named an operation) is "not recognized". The
+      // fault is then written in the envelope's version: soap:Client on a SOAP 1.1 envelope.
+      return fail(version, action === undefined ? { code: 'SOAP12_NO_VALID_ACTION' } : { code: 'SOAP12_UNKNOWN_ACTION', action });
     }
   }
 
@@ -128,7 +157,7 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
     const param = params[index];
     if (param === undefined) continue;
     if (child.children.length > 0) {
-      return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: "'Element' is an invalid XmlNodeType." });
+      return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.nextLine, column: child.nextColumn, detail: "'Element' is an invalid XmlNodeType." });
     }
     const nil = attributeValue(child, XSI_NS, 'nil');
     const isNil = nil !== undefined && (nil.trim() === 'true' || nil.trim() === '1');
@@ -137,7 +166,7 @@ export function decodeSoapRequest(contract: CompiledContract, input: SoapRequest
     } else {
       const parsed = parseXmlInt32(isNil ? '' : child.text);
       if (!parsed.ok) {
-        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.endLine, column: child.endColumn, detail: intReasonMessage(parsed.reason) });
+        return fail(version, { code: 'SOAP_BAD_PARAMETER', line: child.nextLine, column: child.nextColumn, detail: intReasonMessage(parsed.reason) });
       }
       args[index] = parsed.value;
     }

@@ -28,7 +28,7 @@ import { parseXmlInt32 } from './dotnet-int.js';
 import { decodeLeafText, readXmlDocumentFast } from './fast-xml-reader.js';
 import { parseMediaType, type MediaType } from './media-type.js';
 import { XSI_NS, type SoapVersion } from './soap-envelope.js';
-import { boundParameters, decodeSoapRequest, soapTransport, type SoapDecoded, type SoapRequestInput } from './soap-request.js';
+import { boundParameters, decodeSoapRequest, soapRouting, soapTransport, type SoapDecoded, type SoapRequestInput, type SoapRouting } from './soap-request.js';
 import { attributeValue, DEFAULT_XML_LIMITS, type XmlElement, type XmlReadLimits } from './xml-reader.js';
 
 /** Templates kept per key: the client libraries of one operation and protocol (.NET, PHP, Java, Python, C++...). */
@@ -89,14 +89,17 @@ export function createSoapRequestDecoder(
 ): SoapRequestDecoder {
   const decodeFully = options.decodeFully ?? decodeSoapRequest;
   // Routing values a key may hold. An attacker could otherwise fill every key slot with
-  // variants (` "SVCAPI/X" `, action="junk"...) that decode alike, keeping real clients out.
+  // variants (` "SVCAPI/X" `, action="junk", action=SVCAPI%2FX...) that decode alike, keeping
+  // real clients out. soapRouting has already trimmed the quotes of an `action` parameter.
   const canonicalActions = new Set<string>();
+  const canonicalSoapActions = new Set<string>();
   for (const op of contract.operations) {
     canonicalActions.add(op.soapAction);
-    canonicalActions.add(`"${op.soapAction}"`);
+    canonicalSoapActions.add(op.soapAction);
+    canonicalSoapActions.add(`"${op.soapAction}"`);
   }
-  // Per transport, routing value (undefined: absent) -> templates.
-  const memo: Record<SoapVersion, Map<string | undefined, Template[]>> = { '1.1': new Map(), '1.2': new Map() };
+  // Per transport, routing (which router, and its value as sent; see routingKey) -> templates.
+  const memo: Record<SoapVersion, Map<string, Template[]>> = { '1.1': new Map(), '1.2': new Map() };
   let keys = 0;
   let templateCount = 0;
   let hits = 0;
@@ -111,13 +114,15 @@ export function createSoapRequestDecoder(
     const media = input.media ?? parseMediaType(input.contentType);
     const transport = soapTransport(media.type);
     if (transport === null || input.body.length > MAX_BODY_BYTES) return full(input, media);
-    // Besides the text, decodeSoapRequest reads only these: SOAPAction on SOAP 1.1, the
-    // Content-Type `action` parameter on SOAP 1.2. The charset matters only for the text,
-    // which is decoded below exactly as decodeSoapRequest decodes it and matched as text.
-    const routing = transport === '1.1' ? input.soapAction : media.params.get('action');
-    if (routing !== undefined && !canonicalActions.has(routing)) return full(input, media);
+    // Besides the text, decodeSoapRequest reads only its routing (soapRouting: the SOAPAction
+    // header, or else the Content-Type `action` parameter) and the charset, which matters only
+    // for the text, decoded below exactly as decodeSoapRequest decodes it and matched as text.
+    const routing = soapRouting(transport, input);
+    const canonical = routing.by === 'soapaction' ? canonicalSoapActions : canonicalActions;
+    if (routing.value !== undefined && !canonical.has(routing.value)) return full(input, media);
+    const key = routingKey(routing);
     const table = memo[transport];
-    const templates = table.get(routing);
+    const templates = table.get(key);
     const room = templates === undefined ? keys < MAX_KEYS : templates.length < MAX_TEMPLATES_PER_KEY;
     // Nothing to match and nothing to learn: not even the text is needed.
     if (templates === undefined && !room) return full(input, media);
@@ -143,7 +148,7 @@ export function createSoapRequestDecoder(
       const template = learn(contract, text, decoded, limits);
       if (template !== null && !(templates ?? []).some((t) => sameFixed(t, template))) {
         if (templates === undefined) {
-          table.set(routing, [template]);
+          table.set(key, [template]);
           keys++;
         } else {
           templates.push(template);
@@ -156,6 +161,11 @@ export function createSoapRequestDecoder(
 
   const stats = (): SoapShapeMemoStats => ({ hits, fullDecodes, keys, templates: templateCount });
   return Object.assign(decoder, { stats });
+}
+
+/** One string per routing: the router, then the value as sent when there is one. */
+function routingKey(routing: SoapRouting): string {
+  return routing.value === undefined ? routing.by : `${routing.by} ${routing.value}`;
 }
 
 const SHAPE_MISMATCH = 0;

@@ -25,6 +25,8 @@ export type WireError =
   | { readonly code: 'SOAP_NO_BODY' }
   | { readonly code: 'SOAP_UNKNOWN_ACTION'; readonly action: string }
   | { readonly code: 'SOAP12_NO_VALID_ACTION' }
+  /** The SOAP 1.2 `action` parameter (URL-decoded) named no operation, and neither did the body element. */
+  | { readonly code: 'SOAP12_UNKNOWN_ACTION'; readonly action: string }
   | { readonly code: 'SOAP_BAD_PARAMETER'; readonly line: number; readonly column: number; readonly detail: string }
   | { readonly code: 'SOAP_MUST_UNDERSTAND'; readonly header: string }
   // Anything the service itself could not do (store down, overload, a bug) --------------------
@@ -84,7 +86,11 @@ export function messageChain(error: WireError, source: ErrorSource): readonly st
     case 'SOAP_UNKNOWN_ACTION':
       return [`Server did not recognize the value of HTTP Header SOAPAction: ${error.action}.`];
     case 'SOAP12_NO_VALID_ACTION':
+      // Res.UnableToHandleRequestActionRequired0: no action parameter, or an empty one.
       return ['Unable to handle request without a valid action parameter. Please supply a valid soap action.'];
+    case 'SOAP12_UNKNOWN_ACTION':
+      // Res.UnableToHandleRequestActionNotRecognized1, with the action as decoded.
+      return [`Unable to handle request. The action '${error.action}' was not recognized.`];
     case 'SOAP_BAD_PARAMETER':
       return ['Server was unable to read request.', `There is an error in XML document (${error.line}, ${error.column}).`, error.detail];
     case 'SOAP_MUST_UNDERSTAND':

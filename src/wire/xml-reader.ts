@@ -4,11 +4,13 @@
  * - any DOCTYPE is rejected as soon as it is seen: no entity is ever expanded and no external
  *   resource ever read (saxes itself never fetches anything);
  * - nesting depth and element count are bounded, so deep or wide trees cost bounded memory;
- * - every element remembers where its end tag finished, in .NET's 1-based (line, position)
- *   terms, because XmlSerializer faults quote "There is an error in XML document (7, 25)".
+ * - every element remembers where .NET's XmlReader stands once it has read past the element's
+ *   end tag, in its 1-based (line, position) terms, because XmlSerializer faults quote
+ *   "There is an error in XML document (7, 25)" (see xml-line-info.ts).
  */
 import { SaxesParser } from 'saxes';
 import { readXmlDocumentFast } from './fast-xml-reader.js';
+import { nodePositionShift } from './xml-line-info.js';
 
 export interface XmlAttribute {
   readonly ns: string;
@@ -23,9 +25,14 @@ export interface XmlElement {
   readonly children: XmlElement[];
   /** Direct character data (text and CDATA), concatenated. */
   text: string;
-  /** .NET XmlReader position just after this element's end tag (1-based line and column). */
-  endLine: number;
-  endColumn: number;
+  /**
+   * .NET XmlReader (LineNumber, LinePosition) of the node that follows this element's end tag
+   * (or its `/>`): where the reader stands after ReadElementString, when XmlSerializer converts
+   * the element's text. White space or text is at its first character, a start or end tag at
+   * its name: `<a>x</a>` followed by `<b>` gives the column of `b`, not of `<`.
+   */
+  nextLine: number;
+  nextColumn: number;
 }
 
 export type XmlReadFailure = 'empty' | 'malformed' | 'dtd' | 'too-large';
@@ -66,7 +73,7 @@ export function readXmlDocumentFully(text: string, limits: XmlReadLimits = DEFAU
     for (const attr of Object.values(tag.attributes)) {
       attributes.push({ ns: attr.uri, local: attr.local, value: attr.value });
     }
-    const element: XmlElement = { ns: tag.uri, local: tag.local, attributes, children: [], text: '', endLine: 0, endColumn: 0 };
+    const element: XmlElement = { ns: tag.uri, local: tag.local, attributes, children: [], text: '', nextLine: 0, nextColumn: 0 };
     const parent = stack[stack.length - 1];
     if (parent) parent.children.push(element);
     else root = element;
@@ -75,8 +82,9 @@ export function readXmlDocumentFully(text: string, limits: XmlReadLimits = DEFAU
   parser.on('closetag', () => {
     const element = stack.pop();
     if (element) {
-      element.endLine = parser.line;
-      element.endColumn = parser.columnIndex + 1;
+      // The text is written as one chunk, so position is an index into it: just after the '>'.
+      element.nextLine = parser.line;
+      element.nextColumn = parser.columnIndex + 1 + nodePositionShift(text, parser.position);
     }
   });
   const onText = (data: string): void => {

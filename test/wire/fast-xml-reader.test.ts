@@ -20,6 +20,9 @@ const EDGE_CASES = [
   '<p:a/>',
   '<a><b></a></b>',
   '<a>x</a><b/>',
+  // Where .NET's reader stands after each element: at a name, an end tag's name, text.
+  '<a><b>1</b><c x="1"/><d/>t<e></e></a>',
+  '<a><b>1</b><!--x--><c/><![CDATA[y]]><d/><?p?></a>',
   '<a>]]></a>',
   '<a>&unknown;</a>',
   '<a>&#0;</a>',

@@ -329,6 +329,8 @@ describe('hole texts substituted into learned envelopes', () => {
       input(token12, 'application/soap+xml; charset=utf-8'),
       input(token12, 'text/xml; charset=utf-8', '"SVCAPI/WhatsNew"'),
       input(token12, 'text/xml; charset=utf-8'),
+      // Without SOAPAction, text/xml routes on its action parameter (the SOAP 1.2 router).
+      input(token, 'text/xml; charset=utf-8; action="SVCAPI/WhatsNew"'),
     ];
     const hits = decode.stats().hits;
     for (const req of others) expect(decode(req), `${req.contentType} ${req.soapAction}`).toEqual(reference(req));
@@ -337,6 +339,31 @@ describe('hole texts substituted into learned envelopes', () => {
     // ...and once learned under their own key, they still agree.
     for (const req of others) expect(decode(req), `${req.contentType} ${req.soapAction}`).toEqual(reference(req));
     expect(decode.stats().hits).toBeGreaterThan(hits);
+  });
+
+  it('keys SOAP 1.2 on the action parameter as ASMX reads it (ContentType.GetParameter, then UrlDecode)', () => {
+    const token12 = COMPACT(S12, 'soap12', '<ValidateUserToken xmlns="SVCAPI"><token>t</token></ValidateUserToken>');
+    // Each routes to WhatsNew (the last: by its body element, its action being unknown), which
+    // no RFC 9110 reading of the header sees: none may come from a template of another key.
+    const variants = [
+      'application/soap+xml; charset=utf-8; actionX=SVCAPI/WhatsNew',
+      'application/soap+xml; charset=utf-8; action; action=SVCAPI/WhatsNew',
+      "application/soap+xml; charset=utf-8; action='SVCAPI/WhatsNew'",
+      'application/soap+xml; charset=utf-8; action="SVCAPI/WhatsNew;x"',
+      'application/soap+xml; charset=utf-8; action="SVCAPI%2FWhatsNew"',
+      'application/soap+xml; charset=utf-8; action="SVCAPI/ValidateUserToken\\"x"',
+    ];
+    for (const contentType of variants) {
+      const { decode } = countingDecoder();
+      decode(input(token12, 'application/soap+xml; charset=utf-8'));
+      decode(input(token12, 'application/soap+xml; charset=utf-8; action="SVCAPI/ValidateUserToken"'));
+      expect(decode.stats().templates).toBe(2);
+      const req = input(token12, contentType);
+      const expected = reference(req);
+      expect(expected, contentType).toMatchObject({ ok: true, operation: { name: contentType.includes('WhatsNew') ? 'WhatsNew' : 'ValidateUserToken' } });
+      expect(decode(req), contentType).toEqual(expected);
+      expect(decode.stats().hits, contentType).toBe(0);
+    }
   });
 
   it('matches on the decoded text, whatever charset it came in', () => {
