@@ -16,7 +16,8 @@
 import type { Application, Store, UserCredentials } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import type { Clock } from './clock.js';
-import { checkLogin, loginKey } from './logins.js';
+import { checkLogin, loginKey, storedLogin } from './logins.js';
+import { opaqueString } from './precis.js';
 import { canVerifyPasswordHash } from './legacy-hashes/stored-hash.js';
 
 export interface LegacyAuthenticator {
@@ -64,9 +65,10 @@ export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigratio
       }
       if (!vouched) return null;
       return store.migrateLegacyUser({
-        login: user?.login ?? a.login,
+        login: user?.login ?? storedLogin(a.login),
         loginKey: loginKey(a.login),
-        passwordHash: await hasher.hash(a.password),
+        // Hashed as ValidateUser compares it (PRECIS OpaqueString); a password the profile refuses, as sent.
+        passwordHash: await hasher.hash(((p) => (p.ok ? p.value : a.password))(opaqueString(a.password))),
         appId: a.app.appId,
         expectedHash: user?.passwordHash ?? null,
         now: clock.now(),
