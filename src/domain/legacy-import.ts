@@ -32,7 +32,7 @@
 import type { Store } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
-import { checkLogin, findUserByLogin, loginKey, storedLogin } from './logins.js';
+import { checkLegacyLogin, findUserByLogin, loginKey, storedLogin } from './logins.js';
 import { opaqueString } from './precis.js';
 import {
   decryptMembershipPassword, formatMembershipHash, membershipHashFromColumns, type MachineKey, type MembershipAlgorithm,
@@ -320,7 +320,7 @@ export async function importUsers(
       record(row.line, c.login, c.format, c.reason, c.detail);
       return null;
     }
-    const loginProblem = checkLogin(c.login);
+    const loginProblem = checkLegacyLogin(c.login);
     if (loginProblem !== null) {
       record(row.line, c.login, c.format, 'invalid-login', `the login ${loginProblem}`);
       return null;

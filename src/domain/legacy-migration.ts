@@ -16,7 +16,7 @@
 import type { Application, Store, UserCredentials } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import type { Clock } from './clock.js';
-import { checkLogin, loginKey, storedLogin } from './logins.js';
+import { checkLegacyLogin, loginKey, storedLogin } from './logins.js';
 import { opaqueString } from './precis.js';
 import { canVerifyPasswordHash } from './legacy-hashes/stored-hash.js';
 
@@ -56,7 +56,7 @@ export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigratio
     async attempt(a, user) {
       if (!a.app.enabled) return null; // would fail anyway; do not bother the old service
       if (user !== null && (!user.enabled || canVerifyPasswordHash(user.passwordHash))) return null;
-      if (user === null && checkLogin(a.login) !== null) return null; // could not be created here
+      if (user === null && checkLegacyLogin(a.login) !== null) return null; // could not be created here
       let vouched: boolean;
       try {
         vouched = await legacy.validate(a.login, a.password, a.app.appId, a.ipAddress);

@@ -40,7 +40,7 @@ export async function findUserByLogin(store: Pick<Store, 'findUserByLoginKey'>, 
   return null;
 }
 
-/** Why a login cannot be created, or null when it is acceptable. */
+/** Why a new login cannot be created (`user add`), or null when it is acceptable: RFC 8265 UsernameCaseMapped. */
 export function checkLogin(login: string): string | null {
   if (login.length === 0) return 'must not be empty';
   if (login.length > 256) return 'must be at most 256 characters';
@@ -48,9 +48,27 @@ export function checkLogin(login: string): string | null {
   return mapped.ok ? null : mapped.reason;
 }
 
-/** The form a new login is stored in (width mapped, NFC, case kept): what is shown is what compares. */
+/**
+ * Why a login of a user brought over from the old service (import-legacy, lazy migration)
+ * cannot be stored, or null: the rules logins had before RFC 8265 was applied. Such a user
+ * exists already, under the login the old service accepted; refusing it here would lock them
+ * out. A login the profile refuses is kept with its legacy key and listed by `migrate`.
+ */
+export function checkLegacyLogin(login: string): string | null {
+  if (login.length === 0) return 'must not be empty';
+  if (login.length > 256) return 'must be at most 256 characters';
+  if (login.trim() !== login) return 'must not start or end with whitespace';
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(login)) return 'must not contain control characters';
+  return null;
+}
+
+/**
+ * The form a login is stored in: width mapped and NFC (case kept) when the profile accepts it, so
+ * what is shown is what compares; as given otherwise (a legacy login, see checkLegacyLogin).
+ */
 export function storedLogin(login: string): string {
-  return usernameCasePreserved(login);
+  return usernameCaseMapped(login).ok ? usernameCasePreserved(login) : login;
 }
 
 /** Why an existing login would not be accepted today, or null (for the migration check). */
