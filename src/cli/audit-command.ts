@@ -10,7 +10,9 @@
 import { userInfo } from 'node:os';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
-import { toAuditEvent, type AuditRecorder } from '../domain/audit.js';
+import { isLoginFingerprint, loginFingerprint, toAuditEvent, type AuditRecorder } from '../domain/audit.js';
+import { displayText, safeJson } from '../domain/display-text.js';
+import { loadLoginFingerprintKey } from '../ops/audit-trail.js';
 import { openStore, redactDatabaseUrl } from '../store/open-store.js';
 import type { AuditQuery, AuditRecord, Store } from '../store/store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
@@ -69,10 +71,11 @@ const cell = (value: string | number | null): string => (value === null ? '-' : 
 
 function printTable(io: CliIo, rows: readonly AuditRecord[]): void {
   const headers = ['ID', 'TIME (UTC)', 'TYPE', 'REASON', 'APPID', 'LOGIN', 'SOURCE', 'CLAIMED-IP', 'TOKEN', 'REQUEST', 'DETAIL'];
+  // Request text was escaped when it was recorded; displayText also covers rows written otherwise (admin details).
   const cells = rows.map((r) => [
     String(r.id), r.at.toISOString(), r.type, cell(r.reason), cell(r.appId), cell(r.login), cell(r.sourceIp), cell(r.claimedIp),
     cell(r.tokenFp), cell(r.requestId), r.detail === null ? '-' : JSON.stringify(r.detail),
-  ]);
+  ].map(displayText));
   const widths = headers.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? '').length)));
   const line = (values: readonly string[]): string => values.map((v, i) => v.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   io.stdout.write(`${line(headers)}\n`);
@@ -94,7 +97,7 @@ interface AuditOptions {
 export function registerAuditCommand(program: Command, io: CliIo): void {
   program.command('audit')
     .description('show the audit trail, newest first: logins, tokens and tickets issued, tickets used, admin changes')
-    .option('--login <login>', 'only events about this login (case-insensitive)')
+    .option('--login <login>', 'only events about this login (case-insensitive): a user\'s login, the text of an unknown login, or its fingerprint (unknown:...)')
     .option('--type <type>', 'only this event type (login.failure, admin.user.disable...), or a prefix ending in * (admin.*)', typeArg)
     .option('--app <appId>', 'only events about this AppID', positiveArg(2147483647))
     .option('--since <date>', 'events at or after this time, ISO 8601 (a bare date is UTC midnight)', dateArg)
@@ -111,9 +114,9 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
         throw error;
       }
-      const query: AuditQuery = {
+      let query: AuditQuery = {
         limit: options.limit,
-        ...(options.login !== undefined && { login: options.login }),
+        ...(options.login !== undefined && { login: isLoginFingerprint(options.login) ? options.login.trim().toLowerCase() : options.login }),
         ...(options.type !== undefined && (options.type.endsWith('*') ? { typePrefix: options.type.slice(0, -1) } : { type: options.type })),
         ...(options.app !== undefined && { appId: options.app }),
         ...(options.since !== undefined && { since: options.since }),
@@ -128,12 +131,16 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
       }
       let rows: readonly AuditRecord[];
       try {
+        // An unknown login is recorded only as its keyed fingerprint: look for that as well.
+        if (options.login !== undefined && !isLoginFingerprint(options.login)) {
+          query = { ...query, loginFp: loginFingerprint(await loadLoginFingerprintKey(store), options.login) };
+        }
         rows = await store.queryAudit(query);
       } finally {
         await store.close();
       }
       if (options.json === true) {
-        for (const r of rows) io.stdout.write(`${JSON.stringify({ ...r, at: r.at.toISOString() })}\n`);
+        for (const r of rows) io.stdout.write(`${safeJson({ ...r, at: r.at.toISOString() })}\n`);
         return;
       }
       printTable(io, rows);

@@ -19,6 +19,8 @@ import { registerExportImport } from './export-import.js';
 import { configFileOption, logPrettyOption, managementHostOption, managementPortOption, registerOpsCommands, trustedProxiesOption } from './ops-commands.js';
 import { registerLegacyCommands } from './import-legacy.js';
 import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-command.js';
+import { displayText, quoted, safeJson } from '../domain/display-text.js';
+import { loginProblem } from '../domain/logins.js';
 
 // --- argument parsers (commander calls them; InvalidArgumentError becomes a usage error) ---
 
@@ -55,7 +57,9 @@ function dateArg(text: string): Date {
 
 // --- output ---
 
-function table(io: CliIo, headers: readonly string[], rows: readonly (readonly string[])[]): void {
+/** Every cell shown with invisible and control characters escaped (display-text.ts): a login or a title cannot reorder or hide the line. */
+function table(io: CliIo, headers: readonly string[], unsafeRows: readonly (readonly string[])[]): void {
+  const rows = unsafeRows.map((r) => r.map(displayText));
   const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
   io.stdout.write(`${line(headers)}\n`);
@@ -66,13 +70,13 @@ const iso = (d: Date | null): string => (d === null ? '-' : d.toISOString());
 const yesNo = (b: boolean): string => (b ? 'yes' : 'no');
 
 function describeApp(app: Application): string {
-  return `AppID ${app.appId} "${app.name}" (${app.enabled ? 'enabled' : 'DISABLED'}, requireIp ${yesNo(app.requireIp)}, ` +
+  return `AppID ${app.appId} ${quoted(app.name)} (${app.enabled ? 'enabled' : 'DISABLED'}, requireIp ${yesNo(app.requireIp)}, ` +
     `token lifetime ${formatDuration(app.tokenLifetimeSeconds)}, idle timeout ${app.idleTimeoutSeconds === null ? 'none' : formatDuration(app.idleTimeoutSeconds)}, ` +
-    `default language ${app.defaultLanguage}, login URL ${app.loginUrl ?? 'none'}, trusted callers ${app.trustedCallers.join(' ') || 'none'})`;
+    `default language ${displayText(app.defaultLanguage)}, login URL ${app.loginUrl === null ? 'none' : displayText(app.loginUrl)}, trusted callers ${app.trustedCallers.join(' ') || 'none'})`;
 }
 
 function describeUser(user: User): string {
-  return `user ${JSON.stringify(user.login)} (${user.enabled ? 'enabled' : 'DISABLED'}, applications ${user.appIds.join(', ') || 'none'})`;
+  return `user ${quoted(user.login)} (${user.enabled ? 'enabled' : 'DISABLED'}, applications ${user.appIds.join(', ') || 'none'})`;
 }
 
 /** `user throttle`: the per-login ceiling, its known sources and its pairs (stored source keys; never a password). */
@@ -100,7 +104,7 @@ function printLoginThrottle(io: CliIo, login: string, r: LoginThrottleReport & {
 }
 
 function jsonLines(io: CliIo, values: readonly object[]): void {
-  for (const value of values) io.stdout.write(`${JSON.stringify(value)}\n`);
+  for (const value of values) io.stdout.write(`${safeJson(value)}\n`);
 }
 
 /** The value of an admin result, or a CliError carrying its message. */
@@ -187,6 +191,14 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       });
       try {
         io.stdout.write(`Database ${redactDatabaseUrl(config.databaseUrl)} is at schema version ${await store.schemaVersion()}\n`);
+        // Logins created before RFC 8265 (PRECIS) was applied that it would not accept today.
+        const problems = (await store.listUsers()).flatMap((u) => {
+          const problem = loginProblem(u.login);
+          return problem === null ? [] : [`  ${quoted(u.login)}: ${problem}`];
+        });
+        if (problems.length > 0) {
+          io.stdout.write(`${problems.length} login(s) predate the RFC 8265 login rules (docs/security.md#logins-and-passwords):\n${problems.join('\n')}\n`);
+        }
       } finally {
         await store.close();
       }
@@ -279,7 +291,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       const created = await withAdmin(io, options, async (admin) => {
         // Cheap checks first, so nobody types a password for a command that will fail anyway.
         for (const appId of options.app) unwrap(await admin.getApplication(appId));
-        if ((await admin.getUser(login)).ok) throw new CliError(`a user with login ${JSON.stringify(login)} already exists (logins are case-insensitive)`);
+        if ((await admin.getUser(login)).ok) throw new CliError(`a user with login ${quoted(login)} already exists (logins are case-insensitive)`);
         const password = await readPassword(io, { fromStdin: options.passwordStdin === true, confirm: true });
         return unwrap(await admin.addUser({ login, password, appIds: options.app, enabled: options.disabled !== true }));
       });
@@ -386,7 +398,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         publishedAt: options.publishedAt, expiresAt: options.expiresAt ?? null,
         minVersion: options.minVersion ?? null, maxVersion: options.maxVersion ?? null, membersOnly: options.membersOnly === true,
       })));
-      io.stdout.write(`Added news ${created.newsId} for AppID ${created.appId} (${created.language}): ${created.title}\n`);
+      io.stdout.write(`Added news ${created.newsId} for AppID ${created.appId} (${displayText(created.language)}): ${displayText(created.title)}\n`);
     });
   news.command('list')
     .description('list news items, newest first')
@@ -408,7 +420,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(dbOption())
     .action(async (newsId: number, options: DbOptions) => {
       const removed = await withAdmin(io, options, async (admin) => unwrap(await admin.removeNews(newsId)));
-      io.stdout.write(`Removed news ${removed.newsId}: ${removed.title}\n`);
+      io.stdout.write(`Removed news ${removed.newsId}: ${displayText(removed.title)}\n`);
     });
 
   // token

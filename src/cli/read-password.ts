@@ -1,15 +1,23 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
-import { CliError, type CliIo } from './cli-io.js';
+import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 
 /**
  * All of stdin as the password (`--password-stdin`), minus ONE trailing newline (what `echo` or a
- * here-string adds); everything else, spaces included, is part of the password.
+ * here-string adds); everything else, spaces included, is part of the password. Bytes that are
+ * not UTF-8 are refused (exit 2) rather than replaced by U+FFFD: replaced, several different
+ * byte strings would all set (and later match) one password.
  */
 export async function readPasswordFromStdin(stdin: NodeJS.ReadableStream): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : Buffer.from(chunk as Uint8Array));
-  const text = Buffer.concat(chunks).toString('utf8');
+  let text: string;
+  try {
+    // ignoreBOM: a leading U+FEFF stays in the text, where the password rules refuse it, instead of vanishing.
+    text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.concat(chunks));
+  } catch {
+    throw new CliError('the password on stdin is not valid UTF-8; nothing was changed', EXIT_USAGE);
+  }
   if (text.endsWith('\r\n')) return text.slice(0, -2);
   if (text.endsWith('\n')) return text.slice(0, -1);
   return text;
@@ -74,5 +82,7 @@ export async function readPassword(io: CliIo, options: { fromStdin: boolean; con
   }
   const [first = '', second] = await promptHidden(io, options.confirm ? ['Password: ', 'Repeat password: '] : ['Password: ']);
   if (options.confirm && first !== second) throw new CliError('the passwords do not match');
+  // readline decodes the terminal's bytes leniently: U+FFFD is what it makes of bytes that are not UTF-8.
+  if (first.includes('\ufffd')) throw new CliError('the password typed is not valid UTF-8 (check the terminal\'s encoding); nothing was changed', EXIT_USAGE);
   return first;
 }

@@ -1,7 +1,9 @@
 import type { Application, ApplicationPatch, NewsRecord, Store, User } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
-import { checkLogin, loginKey } from './logins.js';
+import { checkLogin, findUserByLogin, loginKey, loginLookupKeys, storedLogin } from './logins.js';
+import { opaqueString } from './precis.js';
+import { quoted } from './display-text.js';
 import { canonicalLanguage } from './languages.js';
 import { checkLoginUrl } from './login-url.js';
 import { compareVersions, parseVersion } from './versions.js';
@@ -118,10 +120,13 @@ function checkDuration(name: string, seconds: number): string | null {
     ? null : `${name} must be a whole number of seconds from 1 to ${MAX_DURATION_SECONDS}`;
 }
 
-function checkPassword(password: string): string | null {
-  if (password.length === 0) return 'the password must not be empty';
-  if (passwordTooLong(password)) return `the password must be at most ${MAX_PASSWORD_BYTES} bytes in UTF-8 (longer ones can never log in)`;
-  return null;
+/** The password to hash (PRECIS OpaqueString, RFC 8265: what ValidateUser compares), or why it cannot be set. */
+function preparePassword(password: string): { readonly ok: true; readonly value: string } | { readonly ok: false; readonly message: string } {
+  if (password.length === 0) return { ok: false, message: 'the password must not be empty' };
+  if (passwordTooLong(password)) return { ok: false, message: `the password must be at most ${MAX_PASSWORD_BYTES} bytes in UTF-8 (longer ones can never log in)` };
+  const prepared = opaqueString(password);
+  if (!prepared.ok) return { ok: false, message: `the password ${prepared.reason} (RFC 8265 OpaqueString)` };
+  return prepared;
 }
 
 /** Checks the application fields present in `patch`; returns the normalised patch or a message. */
@@ -250,8 +255,8 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
   const clock = deps.clock ?? systemClock;
 
   async function findUser(login: string): Promise<AdminResult<User>> {
-    const user = await store.findUserByLoginKey(loginKey(login));
-    if (user === null) return notFound(`no user with login ${JSON.stringify(login)}`);
+    const user = await findUserByLogin(store, login);
+    if (user === null) return notFound(`no user with login ${quoted(login)}`);
     // Never hand the hash to a front end.
     return ok({
       userId: user.userId, login: user.login, enabled: user.enabled, appIds: user.appIds,
@@ -318,33 +323,36 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
     async addUser(input) {
       const loginProblem = checkLogin(input.login);
       if (loginProblem !== null) return invalid(`the login ${loginProblem}`);
-      const passwordProblem = checkPassword(input.password);
-      if (passwordProblem !== null) return invalid(passwordProblem);
+      const password = preparePassword(input.password);
+      if (!password.ok) return invalid(password.message);
       if (input.appIds.length === 0) return invalid('a user needs at least one application (--app)');
       for (const appId of input.appIds) {
         const app = await findApp(appId);
         if (!app.ok) return app;
       }
-      if ((await store.findUserByLoginKey(loginKey(input.login))) !== null) {
-        return { ok: false, code: 'conflict', message: `a user with login ${JSON.stringify(input.login)} already exists (logins are case-insensitive)` };
+      // Under its key and, for a login with fullwidth forms, the key such a login had before.
+      for (const key of loginLookupKeys(input.login)) {
+        if ((await store.findUserByLoginKey(key)) !== null) {
+          return { ok: false, code: 'conflict', message: `a user with login ${quoted(input.login)} already exists (logins are case-insensitive)` };
+        }
       }
       const result = await store.insertUser({
-        login: input.login,
+        login: storedLogin(input.login),
         loginKey: loginKey(input.login),
-        passwordHash: await hasher.hash(input.password),
+        passwordHash: await hasher.hash(password.value),
         enabled: input.enabled ?? true,
         appIds: [...new Set(input.appIds)].sort((a, b) => a - b),
         createdAt: clock.now(),
       });
-      return result.ok ? ok(result.user) : { ok: false, code: 'conflict', message: `a user with login ${JSON.stringify(input.login)} already exists (logins are case-insensitive)` };
+      return result.ok ? ok(result.user) : { ok: false, code: 'conflict', message: `a user with login ${quoted(input.login)} already exists (logins are case-insensitive)` };
     },
 
     async changePassword(login, password) {
       const user = await findUser(login);
       if (!user.ok) return user;
-      const problem = checkPassword(password);
-      if (problem !== null) return invalid(problem);
-      await store.setPasswordHash(user.value.userId, await hasher.hash(password), clock.now());
+      const prepared = preparePassword(password);
+      if (!prepared.ok) return invalid(prepared.message);
+      await store.setPasswordHash(user.value.userId, await hasher.hash(prepared.value), clock.now());
       return reload(user.value.userId);
     },
 
@@ -370,7 +378,7 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       const problem = checkAppId(appId);
       if (problem !== null) return invalid(problem);
       if (!(await store.revokeApplication(user.value.userId, appId, clock.now()))) {
-        return notFound(`user ${JSON.stringify(user.value.login)} has no grant for AppID ${appId}`);
+        return notFound(`user ${quoted(user.value.login)} has no grant for AppID ${appId}`);
       }
       return reload(user.value.userId);
     },

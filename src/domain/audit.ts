@@ -13,8 +13,11 @@
  * checks of a session token — every client call makes one, so they would swamp the trail; the
  * metrics count them (svcapi_auth_token_validations_total).
  */
+import { createHmac, randomBytes } from 'node:crypto';
 import type { NewAuditEvent } from '../store/store.js';
 import type { AuthEvents, LoginOutcome } from './auth-events.js';
+import { loginKey } from './logins.js';
+import { escapeChar, UNSAFE_CHAR } from './display-text.js';
 
 export const AUDIT_EVENT_TYPES = [
   'login.success',
@@ -65,20 +68,44 @@ export const AUDIT_LOGIN_MAX = 256;
 export const AUDIT_IP_MAX = 64;
 const AUDIT_ID_MAX = 64;
 
+/** Store.installationSecret name of the login fingerprint key. */
+export const LOGIN_FP_SECRET = 'audit-login-fingerprint';
+
+/** A new key for login fingerprints (256 bits, hex), offered to Store.installationSecret. */
+export function newLoginFingerprintKey(): string {
+  return randomBytes(32).toString('hex');
+}
+
+/** What marks a login fingerprint in the audit trail's login column. */
+export const LOGIN_FP_PREFIX = 'unknown:';
+
+/**
+ * What the audit trail records instead of a login that names no user: users often type their
+ * password into the login field, so the text itself is never kept (nor logged). The fingerprint
+ * is an HMAC-SHA256, keyed with the installation's secret (kept in the database), of the
+ * login's key (case and width variants agree), cut to 64 bits: stable, so an operator can follow
+ * one unknown login through the trail (`audit --login <text or fingerprint>`), but without the
+ * key nobody who reads the log or an exported trail can test guesses against it.
+ */
+export function loginFingerprint(key: string, login: string): string {
+  return `${LOGIN_FP_PREFIX}${createHmac('sha256', key).update(loginKey(login), 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+/** True for a login-column value that is a fingerprint (as `audit --login` may be given one). */
+export function isLoginFingerprint(text: string): boolean {
+  return new RegExp(`^${LOGIN_FP_PREFIX}[0-9a-f]{16}$`).test(text.trim().toLowerCase());
+}
+
 /** The fingerprint of a token or ticket, from the SHA-256 hex the store keeps (hashToken). */
 export function tokenFingerprint(tokenHash: string): string {
   return tokenHash.slice(0, 12);
 }
 
-// Control characters, format characters (bidi overrides, zero-width...), surrogates, private
-// use, unassigned, line/paragraph separators, and the backslash itself (so escapes are unambiguous).
-const UNSAFE = /[\p{Cc}\p{Cf}\p{Cs}\p{Co}\p{Cn}\p{Zl}\p{Zp}\\]/u;
-
 /**
  * Text from a request, made safe to store, log and print in a terminal: every control or
- * non-printable character (and `\`) written as `\uXXXX` (`\\` for the backslash), cut to `max`
- * code points with `…(+N)` telling how many were dropped. Nothing is lost silently and nothing
- * can forge a line, move the cursor or reorder text when printed.
+ * non-printable character (display-text.ts UNSAFE_CHAR; and `\`) written as `\uXXXX` (`\\` for
+ * the backslash), cut to `max` code points with `…(+N)` telling how many were dropped. Nothing
+ * is lost silently and nothing can forge a line, move the cursor or reorder text when printed.
  */
 export function escapeAuditText(text: string, max: number): string {
   const points = Array.from(text);
@@ -86,9 +113,8 @@ export function escapeAuditText(text: string, max: number): string {
   let out = '';
   for (const ch of kept) {
     if (ch === '\\') out += '\\\\';
-    else if (UNSAFE.test(ch)) {
-      for (let i = 0; i < ch.length; i++) out += `\\u${ch.charCodeAt(i).toString(16).padStart(4, '0')}`;
-    } else out += ch;
+    else if (UNSAFE_CHAR.test(ch)) out += escapeChar(ch);
+    else out += ch;
   }
   return points.length > max ? `${out}…(+${points.length - max})` : out;
 }
@@ -121,6 +147,11 @@ function loginType(outcome: LoginOutcome): AuditEventType {
 export interface AuthAuditOptions {
   /** The login of a user id, for events that only know the id (ticket.used); best effort. */
   readonly loginOf?: (userId: number) => Promise<string | null>;
+  /**
+   * The installation's login fingerprint key (Store.installationSecret LOGIN_FP_SECRET). Without
+   * it a key of this process is used: fingerprints then hold only until it ends.
+   */
+  readonly loginFingerprintKey?: string;
 }
 
 /**
@@ -131,10 +162,13 @@ export function authAuditEvents(record: AuditRecorder, options: AuthAuditOptions
   const emit = (input: AuditInput): void => {
     void Promise.resolve(record(input)).catch(() => undefined);
   };
+  const fingerprintKey = options.loginFingerprintKey ?? newLoginFingerprintKey();
   return {
     loginOutcome(e) {
+      // A login that names no user is never kept as typed: it may be a password (see loginFingerprint).
+      const login = e.userId !== null ? e.login ?? null : e.unknownLogin === undefined || e.unknownLogin === null || e.unknownLogin === '' ? null : loginFingerprint(fingerprintKey, e.unknownLogin);
       emit({
-        type: loginType(e.outcome), reason: e.outcome, requestId: e.ctx.requestId, appId: e.appId, login: e.login ?? null,
+        type: loginType(e.outcome), reason: e.outcome, requestId: e.ctx.requestId, appId: e.appId, login,
         sourceIp: e.ctx.sourceIp, claimedIp: e.claimedIp ?? null, tokenFp: e.tokenFp ?? null,
         detail: e.userId === null ? null : { userId: e.userId },
       });

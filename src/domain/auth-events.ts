@@ -4,8 +4,8 @@
  * (anti-enumeration); these events carry the real reason to the operator's side.
  *
  * Events carry no secret: never a password, a token or a ticket (nor their full hashes), only ids,
- * outcomes, the caller context, what the client claimed (login, IPAddress: as received, escaped
- * by the audit trail) and a token fingerprint (the first 12 hex digits of the token's SHA-256,
+ * outcomes, the caller context, what the client claimed (IPAddress: as received, escaped
+ * by the audit trail; the login only when it names a user, else only for a keyed fingerprint) and a token fingerprint (the first 12 hex digits of the token's SHA-256,
  * `tokenFingerprint()` in audit.ts) to correlate events about one token. Observers are called synchronously and must be cheap; an
  * observer that throws is ignored, it never changes the answer to the client.
  */
@@ -35,8 +35,14 @@ export interface LoginOutcomeEvent {
   /** null when the login names no user. */
   readonly userId: number | null;
   readonly ctx: CallerContext;
-  /** The login as received (null when missing), for the audit trail. */
+  /** The login of the user `userId` names, as stored; absent when the login names no user. */
   readonly login?: string | null;
+  /**
+   * When the login names no user (userId null): the text received. It may be a password typed in
+   * the wrong field, so an observer must never store, log or count it as such (the audit trail
+   * keeps only a keyed fingerprint of it, audit.ts loginFingerprint).
+   */
+  readonly unknownLogin?: string | null;
   /** The IPAddress as received (null when missing). */
   readonly claimedIp?: string | null;
   /** Success: the fingerprint of the token issued. */

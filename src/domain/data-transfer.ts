@@ -17,7 +17,7 @@
  * news AppID + language + title + publication time) is skipped, so running it twice adds nothing.
  */
 import type { Application, Store, TokenKind, User } from '../store/store.js';
-import { loginKey } from './logins.js';
+import { findUserByLogin, loginKey } from './logins.js';
 import { parseAddressRange } from './source-address.js';
 
 export const EXPORT_FORMAT = 'svcapi-auth-export';
@@ -50,7 +50,7 @@ export async function exportData(store: Store, write: (line: string) => Promise<
 
   const logins = new Map<number, string>();
   for (const user of await store.listUsers()) {
-    const credentials = await store.findUserByLoginKey(loginKey(user.login));
+    const credentials = await findUserByLogin(store, user.login); // also a user created before RFC 8265 was applied
     if (credentials === null) continue; // deleted meanwhile
     logins.set(user.userId, user.login);
     await emit({
@@ -182,7 +182,7 @@ export async function importData(store: Store, lines: AsyncIterable<string> | It
   const users = new Map<string, User | null>();
   const findUser = async (login: string): Promise<User | null> => {
     const key = loginKey(login);
-    if (!users.has(key)) users.set(key, await store.findUserByLoginKey(key));
+    if (!users.has(key)) users.set(key, await findUserByLogin(store, login));
     return users.get(key) ?? null;
   };
   const newsKeys = new Map<number, Set<string>>();

@@ -32,7 +32,8 @@
 import type { Store } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
-import { checkLogin, loginKey } from './logins.js';
+import { checkLegacyLogin, findUserByLogin, loginKey, storedLogin } from './logins.js';
+import { opaqueString } from './precis.js';
 import {
   decryptMembershipPassword, formatMembershipHash, membershipHashFromColumns, type MachineKey, type MembershipAlgorithm,
 } from './legacy-hashes/aspnet-membership.js';
@@ -324,7 +325,7 @@ export async function importUsers(
       record(row.line, c.login, c.format, c.reason, c.detail);
       return null;
     }
-    const loginProblem = checkLogin(c.login);
+    const loginProblem = checkLegacyLogin(c.login);
     if (loginProblem !== null) {
       record(row.line, c.login, c.format, 'invalid-login', `the login ${loginProblem}`);
       return null;
@@ -347,7 +348,7 @@ export async function importUsers(
         return null;
       }
     }
-    const existing = await store.findUserByLoginKey(key);
+    const existing = await findUserByLogin(store, c.login);
     if (existing === null) return { line: row.line, c, appIds, update: null };
     const usable = c.password.kind !== 'needs-reset' && !(c.password.kind === 'hash' && c.password.hash.startsWith(NEEDS_RESET_PREFIX));
     if (existing.passwordHash.startsWith(NEEDS_RESET_PREFIX) && usable) {
@@ -361,7 +362,10 @@ export async function importUsers(
     if (p.kind === 'hash') return p.hash;
     if (p.kind === 'needs-reset') return needsResetHash(p.reason);
     // A dry run does not spend an argon2id hash on a password it will not store.
-    return dryRun ? 'dry-run' : hasher.hash(p.password);
+    // Hashed as ValidateUser compares it (PRECIS OpaqueString); a password the profile refuses, as given.
+    if (dryRun) return 'dry-run';
+    const prepared = opaqueString(p.password);
+    return hasher.hash(prepared.ok ? prepared.value : p.password);
   }
 
   async function flush(batch: Array<NonNullable<Awaited<ReturnType<typeof decide>>>>): Promise<void> {
@@ -376,7 +380,7 @@ export async function importUsers(
         continue;
       }
       const created = dryRun || (await store.insertUser({
-        login: d.c.login, loginKey: loginKey(d.c.login), passwordHash: hash, enabled: d.c.enabled, appIds: d.appIds, createdAt: now,
+        login: storedLogin(d.c.login), loginKey: loginKey(d.c.login), passwordHash: hash, enabled: d.c.enabled, appIds: d.appIds, createdAt: now,
       })).ok;
       if (!created) record(d.line, d.c.login, d.c.format, 'exists', 'a user with this login was created meanwhile');
       else record(d.line, d.c.login, d.c.format, needsReset ? 'needs-reset' : 'imported', detail);

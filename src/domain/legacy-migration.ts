@@ -18,7 +18,8 @@
 import type { Application, Store, UserCredentials } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import type { Clock } from './clock.js';
-import { checkLogin, loginKey } from './logins.js';
+import { checkLegacyLogin, loginKey, storedLogin } from './logins.js';
+import { opaqueString } from './precis.js';
 import { canVerifyPasswordHash } from './legacy-hashes/stored-hash.js';
 import type { LegacyGuard } from './legacy-guard.js';
 
@@ -52,7 +53,7 @@ export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigratio
       const notAsked = { user: null, asked: false } as const;
       if (!a.app.enabled) return notAsked; // would fail anyway; do not bother the old service
       if (user !== null && (!user.enabled || canVerifyPasswordHash(user.passwordHash))) return notAsked;
-      if (user === null && checkLogin(a.login) !== null) return notAsked; // could not be created here
+      if (user === null && checkLegacyLogin(a.login) !== null) return notAsked; // could not be created here
       let verdict: { readonly vouched: boolean; readonly asked: boolean };
       try {
         verdict = await legacy.vouch(a.login, a.password, a.app.appId, a.ipAddress);
@@ -61,9 +62,10 @@ export function createLegacyMigration(deps: LegacyMigrationDeps): LegacyMigratio
       }
       if (!verdict.vouched) return { user: null, asked: verdict.asked };
       const migrated = await store.migrateLegacyUser({
-        login: user?.login ?? a.login,
+        login: user?.login ?? storedLogin(a.login),
         loginKey: loginKey(a.login),
-        passwordHash: await hasher.hash(a.password),
+        // Hashed as ValidateUser compares it (PRECIS OpaqueString); a password the profile refuses, as sent.
+        passwordHash: await hasher.hash(((p) => (p.ok ? p.value : a.password))(opaqueString(a.password))),
         appId: a.app.appId,
         expectedHash: user?.passwordHash ?? null,
         now: clock.now(),

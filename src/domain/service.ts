@@ -4,7 +4,8 @@ import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
 import { cryptoRandomSource, type RandomSource } from './random-source.js';
 import { canonicalToken, evaluateToken, hashToken, initialExpiry, newTokenString } from './tokens.js';
-import { loginKey } from './logins.js';
+import { findUserByLogin } from './logins.js';
+import { opaqueString } from './precis.js';
 import { isValidIpAddress } from './ip-address.js';
 import { languageCandidates } from './languages.js';
 import { newsLimit } from './news-selection.js';
@@ -110,7 +111,10 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       const started = padding.now();
       const app = Number.isSafeInteger(input.appId) ? await store.getApplication(input.appId) : null;
       const login = input.login ?? '';
-      let user = login === '' ? null : await store.findUserByLoginKey(loginKey(login));
+      // PRECIS UsernameCaseMapped (logins.ts): a login the profile refuses is still looked up under
+      // the key it had before, so a user created earlier logs in; otherwise it names nobody and
+      // gets the ordinary failure.
+      let user = login === '' ? null : await findUserByLogin(store, login);
       // Brute-force protection (issue 6): no verification without a slot reserved in the store,
       // counted under the end user's address when a trusted caller of the application names it.
       const attemptFrom = attemptAddress(ctx.sourceIp, input.ipAddress, app?.trustedCallers ?? []);
@@ -123,7 +127,23 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       });
       const hashToCheck = user?.passwordHash ?? await dummyHash;
       const tooLong = input.password !== null && passwordTooLong(input.password);
-      let passwordMatches = tooLong || throttled !== null ? false : await verify(hashToCheck, input.password ?? '');
+      // PRECIS OpaqueString (RFC 8265): passwords are hashed in their prepared form (NFC, non-ASCII
+      // spaces as U+0020). A hash made before that was of the text as sent, so when the prepared
+      // form differs and does not match, the text as sent is tried too and, if it matches, the
+      // hash is redone from the prepared form. Both tries depend only on the input, never on
+      // whether the user exists (the dummy hash gets them too).
+      const prepared = input.password === null ? null : opaqueString(input.password);
+      const candidates = input.password === null ? [''] : prepared?.ok === true && prepared.value !== input.password ? [prepared.value, input.password] : [prepared?.ok === true ? prepared.value : input.password];
+      let matchedRaw = false;
+      let passwordMatches = false;
+      if (!tooLong && throttled === null) {
+        for (const [i, candidate] of candidates.entries()) {
+          if (await verify(hashToCheck, candidate)) {
+            [passwordMatches, matchedRaw] = [true, i > 0];
+            break;
+          }
+        }
+      }
       if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && login !== '') {
         // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
         const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
@@ -134,7 +154,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
 
       const refuse = async (outcome: LoginOutcome): Promise<ValidateUserOutcome> => {
         if (reservation?.granted === true) await throttle?.failed(login, attemptFrom); // counts for the pair (issue 6)
-        events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx, login: input.login, claimedIp: input.ipAddress, ...(throttled !== null && { throttledBy: throttled }) });
+        const who = user === null ? { unknownLogin: input.login } : { login: user.login };
+        events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx, ...who, claimedIp: input.ipAddress, ...(throttled !== null && { throttledBy: throttled }) });
         await padding.pad(started);
         return FAILED;
       };
@@ -148,7 +169,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (app.requireIp && !isValidIpAddress(input.ipAddress)) return refuse('bad-ip');
 
       // A legacy or weaker hash becomes argon2id in the token's own transaction (nothing else changes).
-      const newPasswordHash = hasher.needsRehash(user.passwordHash) ? await hasher.hash(input.password) : null;
+      // So is a hash of a password as sent that the prepared form did not match (see above).
+      const newPasswordHash = matchedRaw || hasher.needsRehash(user.passwordHash) ? await hasher.hash(prepared?.ok === true ? prepared.value : input.password) : null;
       const token = newTokenString(random);
       const issuedAt = clock.now();
       const expiry = initialExpiry(issuedAt, app.tokenLifetimeSeconds, app.idleTimeoutSeconds);
@@ -165,8 +187,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (!stored) return refuse('changed-meanwhile');
       await throttle?.succeeded(login, attemptFrom); // forgets the pair's failures (issue 6)
       const tokenFp = tokenFingerprint(hashToken(token)); // audit trail: never the token itself
-      events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx, login: input.login, claimedIp: input.ipAddress, tokenFp });
-      events.tokenIssued({ userId: user.userId, appId: app.appId, ctx, login, tokenFp });
+      events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx, login: user.login, claimedIp: input.ipAddress, tokenFp });
+      events.tokenIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp });
       padding.recordSuccess(padding.now() - started);
 
       return { ok: true, token, expiresAt: expiry.effective };

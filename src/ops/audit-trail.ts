@@ -13,7 +13,7 @@
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Logger } from 'pino';
-import { AUDIT_EVENT_TYPES, authAuditEvents, toAuditEvent, type AuditInput } from '../domain/audit.js';
+import { AUDIT_EVENT_TYPES, authAuditEvents, LOGIN_FP_SECRET, newLoginFingerprintKey, toAuditEvent, type AuditInput } from '../domain/audit.js';
 import type { AuthEvents } from '../domain/auth-events.js';
 import type { NewAuditEvent, Store } from '../store/store.js';
 
@@ -29,6 +29,13 @@ export interface AuditTrailOptions {
   /** Wait before writing again after a failed write. */
   readonly retryDelayMs?: number;
   readonly now?: () => Date;
+  /** The installation's login fingerprint key (loadLoginFingerprintKey); a key of this process without it. */
+  readonly loginFingerprintKey?: string;
+}
+
+/** The installation's login fingerprint key, made on first use (audit.ts loginFingerprint). */
+export function loadLoginFingerprintKey(store: Pick<Store, 'installationSecret'>): Promise<string> {
+  return store.installationSecret(LOGIN_FP_SECRET, newLoginFingerprintKey());
 }
 
 export interface AuditStats {
@@ -153,7 +160,10 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
 
   return {
     record,
-    events: authAuditEvents(record, { loginOf: async (userId) => (await store.getUser(userId))?.login ?? null }),
+    events: authAuditEvents(record, {
+      loginOf: async (userId) => (await store.getUser(userId))?.login ?? null,
+      ...(options.loginFingerprintKey !== undefined && { loginFingerprintKey: options.loginFingerprintKey }),
+    }),
     flush,
     async close() {
       if (closed) return;

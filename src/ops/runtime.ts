@@ -16,7 +16,7 @@ import type { PasswordHasher } from '../domain/password-hasher.js';
 import { combineAuthEvents, type AuthEvents } from '../domain/auth-events.js';
 import type { Store } from '../store/store.js';
 import { auditPurgeTask, startHousekeeping, throttlePurgeTask, tokenPurgeTask, type Housekeeping } from './housekeeping.js';
-import { createAuditTrail, type AuditTrail } from './audit-trail.js';
+import { createAuditTrail, loadLoginFingerprintKey, type AuditTrail } from './audit-trail.js';
 import { startManagementServer, type ManagementServer } from './management-server.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
@@ -58,7 +58,7 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
   // The store was opened (and migrated) just before: its version now is the one this build needs.
   const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion() });
   const metrics = createMetrics({ store, readiness, logger, version: packageVersion() });
-  const audit = createAuditTrail({ store, logger, registry: metrics.registry });
+  const audit = createAuditTrail({ store, logger, registry: metrics.registry, loginFingerprintKey: await loadLoginFingerprintKey(store) });
   const auditRetentionDays = config.audit?.retentionDays ?? 90;
   let management: ManagementServer | undefined;
   let housekeeping: Housekeeping | undefined;

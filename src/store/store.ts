@@ -371,6 +371,12 @@ export interface Store {
   appendAudit(events: readonly NewAuditEvent[]): Promise<void>;
   /** Events matching every given filter, newest first (descending id), at most `limit`. */
   queryAudit(query: AuditQuery): Promise<readonly AuditRecord[]>;
+  /**
+   * A secret of this installation (the audit trail's login fingerprint key): the one stored
+   * under `name`, storing `candidate` first when there is none. Concurrent first calls (several
+   * instances starting together) all get the same, first stored, value.
+   */
+  installationSecret(name: string, candidate: string): Promise<string>;
   /** Housekeeping: deletes at most `limit` events older than `before`, oldest first, in one short transaction; returns how many. */
   purgeAudit(before: Date, limit: number): Promise<number>;
 }
@@ -411,6 +417,8 @@ export interface AuditQuery {
   readonly until?: Date;
   /** Compared case-insensitively (ASCII on SQLite). */
   readonly login?: string;
+  /** With `login`: also the events that record it by this fingerprint (an unknown login, audit.ts). */
+  readonly loginFp?: string;
   /** Exact type. */
   readonly type?: string;
   /** Types starting with this text (e.g. `admin.`). */

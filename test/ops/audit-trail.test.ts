@@ -8,10 +8,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAdminService } from '../../src/domain/admin-service.js';
-import { authAuditEvents, escapeAuditText, toAuditEvent, tokenFingerprint, type AuditInput } from '../../src/domain/audit.js';
+import { authAuditEvents, escapeAuditText, loginFingerprint, toAuditEvent, tokenFingerprint, type AuditInput } from '../../src/domain/audit.js';
 import { combineAuthEvents } from '../../src/domain/auth-events.js';
 import { createAuthService } from '../../src/domain/service.js';
-import { createAuditTrail, type AuditTrail } from '../../src/ops/audit-trail.js';
+import { createAuditTrail, loadLoginFingerprintKey, type AuditTrail } from '../../src/ops/audit-trail.js';
 import { auditPurgeTask } from '../../src/ops/housekeeping.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -85,13 +85,13 @@ describe('audit text', () => {
 });
 
 describe('the domain\'s outcomes as audit events', () => {
-  it('records logins with their reason, the login and claimed IP as received, tokens and tickets by fingerprint only', async () => {
+  it('records logins with their reason, the user\'s login (an unknown one by fingerprint) and claimed IP as received, tokens and tickets by fingerprint only', async () => {
     const store = await memoryStore();
     const hasher = fakeHasher();
     const admin = createAdminService({ store, hasher });
     await admin.updateApplication(2, { loginUrl: 'https://gps.example/login' });
     await admin.addUser({ login: 'Alice', password: 'pw-canary', appIds: [2] });
-    const audit = trail({ store });
+    const audit = trail({ store, loginFingerprintKey: 'k'.repeat(64) });
     const service = createAuthService({ store, hasher, random: counterRandom(), events: audit.events });
     const ctxA = { sourceIp: '203.0.113.9', requestId: 'req-a' };
 
@@ -120,14 +120,40 @@ describe('the domain\'s outcomes as audit events', () => {
       ['ticket.used', null],
     ]);
     const [success, issued, bad, unknown, , ticketIssued, ticketUsed] = rows;
-    expect(success).toMatchObject({ requestId: 'req-a', appId: 2, login: 'alice', sourceIp: '203.0.113.9', claimedIp: '10.1.2.3', tokenFp: fp(ok.token) });
-    expect(issued).toMatchObject({ requestId: 'req-a', login: 'alice', tokenFp: fp(ok.token), detail: { userId: expect.any(Number) } });
-    expect(bad).toMatchObject({ login: 'alice', claimedIp: null, tokenFp: null, sourceIp: '192.0.2.10' });
-    expect(unknown).toMatchObject({ login: 'nobody\\u000a<script>', claimedIp: 'not-an-ip\\u0000', detail: null });
+    // A known user's login as stored (whatever case it was typed in); an unknown one only as its fingerprint.
+    expect(success).toMatchObject({ requestId: 'req-a', appId: 2, login: 'Alice', sourceIp: '203.0.113.9', claimedIp: '10.1.2.3', tokenFp: fp(ok.token) });
+    expect(issued).toMatchObject({ requestId: 'req-a', login: 'Alice', tokenFp: fp(ok.token), detail: { userId: expect.any(Number) } });
+    expect(bad).toMatchObject({ login: 'Alice', claimedIp: null, tokenFp: null, sourceIp: '192.0.2.10' });
+    expect(unknown).toMatchObject({ login: loginFingerprint('k'.repeat(64), 'nobody\n<script>'), claimedIp: 'not-an-ip\\u0000', detail: null });
+    expect(unknown?.login).toMatch(/^unknown:[0-9a-f]{16}$/);
     expect(ticketIssued).toMatchObject({ requestId: 'req-b', login: 'Alice', tokenFp: fp(ticket) });
     expect(ticketUsed).toMatchObject({ requestId: 'req-c', login: 'Alice', sourceIp: '198.51.100.1', tokenFp: fp(ticket) });
     const everything = JSON.stringify(rows);
-    for (const secret of [ok.token, ticket, 'pw-canary', 'wrong']) expect(everything).not.toContain(secret);
+    for (const secret of [ok.token, ticket, 'pw-canary', 'wrong', 'nobody']) expect(everything).not.toContain(secret);
+  });
+
+  it('never keeps nor logs the text of an unknown login (it may be a password); keeps a stable keyed fingerprint of it', async () => {
+    const store = await memoryStore();
+    const hasher = fakeHasher();
+    await createAdminService({ store, hasher }).addUser({ login: 'Carol', password: 'pw', appIds: [2] });
+    const logged = sink();
+    const key = await loadLoginFingerprintKey(store);
+    expect(await loadLoginFingerprintKey(store)).toBe(key); // one key per installation
+    const audit = trail({ store, logger: createLogger({ level: 'info', stream: logged.stream }), loginFingerprintKey: key });
+    const service = createAuthService({ store, hasher, random: counterRandom(), events: audit.events });
+    const typo = 'Tr0ub4dor&3-password-in-login-field';
+    for (const login of [typo, typo.toUpperCase(), 'carol']) await service.validateUser({ login, password: 'x', appId: 2, ipAddress: null }, ctx);
+    await audit.flush();
+
+    const rows = [...await store.queryAudit({ limit: 10 })].reverse();
+    const everything = JSON.stringify(rows) + logged.text();
+    expect(everything).not.toContain('Tr0ub4dor');
+    expect(everything.toLowerCase()).not.toContain('tr0ub4dor');
+    const expected = loginFingerprint(key, typo);
+    expect(rows.map((r) => [r.reason, r.login])).toEqual([['unknown-user', expected], ['unknown-user', expected], ['bad-password', 'Carol']]);
+    expect(logged.text()).toContain(expected);
+    // Without the key the fingerprint is not the plain hash a reader of the log could compute.
+    expect(expected).not.toContain(createHash('sha256').update(typo.toLowerCase()).digest('hex').slice(0, 16));
   });
 
   it('maps a throttled outcome (added by login throttling) to its own type', () => {
@@ -135,7 +161,7 @@ describe('the domain\'s outcomes as audit events', () => {
     const events = authAuditEvents((e) => {
       recorded.push(e);
     });
-    events.loginOutcome?.({ outcome: 'throttled' as never, appId: 2, userId: null, ctx, login: 'alice', claimedIp: null });
+    events.loginOutcome?.({ outcome: 'throttled' as never, appId: 2, userId: 4, ctx, login: 'alice', claimedIp: null });
     expect(recorded[0]).toMatchObject({ type: 'login.throttled', reason: 'throttled', login: 'alice' });
   });
 

@@ -665,6 +665,26 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.queryAudit({ limit: 0 })).toEqual([]);
       });
 
+      it('finds the events of a login together with those of its fingerprint', async () => {
+        await store.appendAudit([
+          event({ at: at(0), login: 'unknown:00112233aabbccdd', reason: 'unknown-user' }),
+          event({ at: at(1), login: 'bob' }),
+          event({ at: at(2), login: 'Mallory', reason: 'bad-password' }),
+          event({ at: at(3), login: 'unknown:99999999aaaaaaaa', reason: 'unknown-user' }),
+        ]);
+        const reasons = async (query: Omit<AuditQuery, 'limit'>): Promise<(string | null)[]> => (await store.queryAudit({ ...query, limit: 10 })).map((r) => r.login);
+        expect(await reasons({ login: 'mallory', loginFp: 'unknown:00112233aabbccdd' })).toEqual(['Mallory', 'unknown:00112233aabbccdd']);
+        expect(await reasons({ login: 'unknown:00112233AABBCCDD' })).toEqual(['unknown:00112233aabbccdd']);
+      });
+
+      it('keeps one installation secret per name: the first one stored, for every caller', async () => {
+        const [a, b] = await Promise.all([store.installationSecret('k', 'first'), store.installationSecret('k', 'second')]);
+        expect(a).toBe(b);
+        expect(['first', 'second']).toContain(a);
+        expect(await store.installationSecret('k', 'third')).toBe(a);
+        expect(await store.installationSecret('other', 'x')).toBe('x');
+      });
+
       it('purges events older than a time in batches, oldest first', async () => {
         await store.appendAudit(Array.from({ length: 5 }, (_, i) => event({ at: at(i * 1000), requestId: `r${i}` })));
         await store.appendAudit([event({ at: at(HOUR), requestId: 'young' })]);

@@ -99,7 +99,10 @@ function auditQuerySql(query: AuditQuery): { text: string; values: unknown[] } {
   };
   if (query.since !== undefined) add((p) => `at >= ${p}`, query.since);
   if (query.until !== undefined) add((p) => `at < ${p}`, query.until);
-  if (query.login !== undefined) add((p) => `lower(login) = lower(${p}::text)`, query.login);
+  if (query.login !== undefined && query.loginFp !== undefined) {
+    values.push(query.login, query.loginFp);
+    where.push(`lower(login) IN (lower($${values.length - 1}::text), lower($${values.length}::text))`);
+  } else if (query.login !== undefined) add((p) => `lower(login) = lower(${p}::text)`, query.login);
   if (query.type !== undefined) add((p) => `type = ${p}`, query.type);
   if (query.typePrefix !== undefined) add((p) => `left(type, length(${p}::text)) = ${p}::text`, query.typePrefix);
   if (query.appId !== undefined) add((p) => `app_id = ${p}`, query.appId);
@@ -643,6 +646,17 @@ function createPostgresStore(pool: pg.Pool): Store {
       await tx(async (c) => {
         for (let i = 0; i < events.length; i += AUDIT_CHUNK) await insertChunk(c, events.slice(i, i + AUDIT_CHUNK));
       });
+    },
+    async installationSecret(name, candidate) {
+      // The row inserted now, or the one another instance inserted first. When that instance
+      // committed while this statement waited on the conflict, its row is not in this statement's
+      // snapshot: a second statement (a new snapshot) reads it.
+      const select = (): Promise<pg.QueryResult<Row>> => q('installation_secret_get', 'SELECT secret FROM installation_secrets WHERE name = $1', [name], true);
+      const row = (await q('installation_secret_add', `WITH added AS (
+          INSERT INTO installation_secrets (name, secret, created_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO NOTHING RETURNING secret)
+        SELECT secret FROM added UNION ALL SELECT secret FROM installation_secrets WHERE name = $1`, [name, candidate])).rows[0] ?? (await select()).rows[0];
+      if (row === undefined) throw new Error(`installation secret ${name} could not be stored`);
+      return str(row.secret);
     },
     async queryAudit(query) {
       const { text, values } = auditQuerySql(query);

@@ -84,7 +84,11 @@ function auditQuerySql(query: AuditQuery): { key: string; sql: string; params: R
   const params: Row = { limit: Math.max(0, Math.trunc(query.limit)) };
   if (query.since !== undefined) { where.push('at >= @since'); params.since = ms(query.since); }
   if (query.until !== undefined) { where.push('at < @until'); params.until = ms(query.until); }
-  if (query.login !== undefined) { where.push('lower(login) = lower(@login)'); params.login = query.login; }
+  if (query.login !== undefined && query.loginFp !== undefined) {
+    where.push('lower(login) IN (lower(@login), lower(@loginFp))');
+    params.login = query.login;
+    params.loginFp = query.loginFp;
+  } else if (query.login !== undefined) { where.push('lower(login) = lower(@login)'); params.login = query.login; }
   if (query.type !== undefined) { where.push('type = @type'); params.type = query.type; }
   if (query.typePrefix !== undefined) { where.push('substr(type, 1, length(@typePrefix)) = @typePrefix'); params.typePrefix = query.typePrefix; }
   if (query.appId !== undefined) { where.push('app_id = @appId'); params.appId = query.appId; }
@@ -584,6 +588,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
 
     async appendAudit(events) {
       if (events.length > 0) appendAuditTx.immediate(events);
+    },
+    async installationSecret(name, candidate) {
+      db.prepare('INSERT INTO installation_secrets (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(name, candidate, Date.now());
+      return str((db.prepare('SELECT secret FROM installation_secrets WHERE name = ?').get(name) as Row).secret);
     },
     async queryAudit(query) {
       const { key, sql, params } = auditQuerySql(query);

@@ -5,6 +5,7 @@ import { bruteForce } from './003-brute-force.js';
 import { auditEvents } from './004-audit-events.js';
 import { newsRevision } from './005-news-revision.js';
 import { accessRevision } from './006-access-revision.js';
+import { installationSecrets } from './007-installation-secrets.js';
 
 export interface PostgresMigration {
   /**
@@ -16,7 +17,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

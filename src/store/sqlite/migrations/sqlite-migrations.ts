@@ -5,6 +5,7 @@ import { bruteForce } from './003-brute-force.js';
 import { auditEvents } from './004-audit-events.js';
 import { newsRevision } from './005-news-revision.js';
 import { accessRevision } from './006-access-revision.js';
+import { installationSecrets } from './007-installation-secrets.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -13,7 +14,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets]);
 
 /**
  * Brings the database up to the newest schema; returns the resulting version. Runs in one
