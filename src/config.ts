@@ -46,6 +46,12 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** Human-readable colourised logs instead of JSON lines (for a terminal). */
   readonly logPretty: boolean;
+  /** Log lines go to this file instead of standard output (`--log-file`; reopened on SIGHUP). */
+  readonly logFile: string | null;
+  /** The log buffer is written out this often (ms); 0 writes every line at once. */
+  readonly logFlushMs: number;
+  /** The access line from a template (ops/access-log.ts); false writes it through logger.info. */
+  readonly accessLogFast: boolean;
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -94,6 +100,7 @@ export interface ConfigFlags {
   /** `--config <path>` */
   readonly config?: string;
   readonly logPretty?: boolean;
+  readonly logFile?: string;
   readonly trustedProxies?: string;
   readonly managementHost?: string;
   readonly managementPort?: string | number;
@@ -270,6 +277,10 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
 
   // --- operations (issue 8): logs, proxies, management listener, shutdown, housekeeping ---
   const logPretty = boolean(pick(flags.logPretty, '--log-pretty', env, 'SVCAPI_LOG_PRETTY', fromFile('logPretty')), false);
+  const logFileSource = pick(flags.logFile, '--log-file', env, 'SVCAPI_LOG_FILE', fromFile('logFile'));
+  const logFile = logFileSource === undefined ? null : resolve(logFileSource.value.trim());
+  const accessLogFast = boolean(pick(undefined, '', env, 'SVCAPI_ACCESS_LOG_FAST', fromFile('accessLogFast')), true);
+  const logFlushMs = integer(pick(undefined, '', env, 'SVCAPI_LOG_FLUSH_MS', fromFile('logFlushMs')), 250, 0, 10_000);
   const trustedProxies = proxyList(pick(flags.trustedProxies, '--trusted-proxies', env, 'SVCAPI_TRUSTED_PROXIES', fromFile('trustedProxies')));
   const managementHost = hostSetting(pick(flags.managementHost, '--management-host', env, 'SVCAPI_MANAGEMENT_HOST', fromFile('management.host')), '127.0.0.1', 'management.host');
   const managementPortSource = pick(flags.managementPort, '--management-port', env, 'SVCAPI_MANAGEMENT_PORT', fromFile('management.port'));
@@ -354,6 +365,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     tickets: { ttlSeconds },
     logLevel,
     logPretty,
+    logFile,
+    logFlushMs,
+    accessLogFast,
     trustedProxies,
     management: { host: managementHost, port: managementPort },
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },

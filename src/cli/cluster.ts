@@ -95,6 +95,7 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
       if (killTimer !== undefined) clearTimeout(killTimer);
       process.off('SIGINT', onSignal);
       process.off('SIGTERM', onSignal);
+      process.off('SIGHUP', onHangUp);
       io.signal?.removeEventListener('abort', onAbort);
       cluster.removeListener('exit', onExit);
       resolve(exitCode);
@@ -170,6 +171,11 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
       slot.timer = setTimeout(() => fork(slot), delay);
     };
 
+    /** logrotate moved the log file: every worker reopens its own. */
+    function onHangUp(): void {
+      for (const worker of live()) worker.process.kill('SIGHUP');
+    }
+
     function onSignal(signal: NodeJS.Signals): void {
       shutdown(signal);
     }
@@ -180,6 +186,7 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     cluster.on('exit', onExit);
     process.once('SIGINT', onSignal);
     process.once('SIGTERM', onSignal);
+    process.on('SIGHUP', onHangUp);
     io.signal?.addEventListener('abort', onAbort, { once: true });
     for (const slot of slots) fork(slot);
   });

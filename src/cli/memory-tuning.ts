@@ -113,12 +113,18 @@ export function runRelaunched(tuning: MemoryTuning, script: string, argv: readon
       if (child.connected) child.send({ type: 'svcapi-auth:stop', signal } satisfies StopMessage, () => undefined);
       else child.kill(signal);
     };
+    // SIGHUP (logrotate: reopen the log file) is passed on as a signal, not a stop.
+    const hangUp = (): void => {
+      child.kill('SIGHUP');
+    };
     const stopListening = (): void => {
       process.off('SIGINT', forward);
       process.off('SIGTERM', forward);
+      process.off('SIGHUP', hangUp);
     };
     process.on('SIGINT', forward);
     process.on('SIGTERM', forward);
+    process.on('SIGHUP', hangUp);
     child.once('spawn', () => {
       started = true;
     });

@@ -168,6 +168,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--time-zone <zone>', 'IANA zone whose UTC offset WhatsNew DateTimes carry (env SVCAPI_TIME_ZONE; default the machine\'s)'))
     .addOption(configFileOption())
     .addOption(logPrettyOption())
+    .addOption(new Option('--log-file <file>', 'write log lines to this file instead of standard output, reopened on SIGHUP (env SVCAPI_LOG_FILE)'))
     .addOption(trustedProxiesOption())
     .addOption(managementHostOption())
     .addOption(managementPortOption())

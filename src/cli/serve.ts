@@ -14,6 +14,7 @@ import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { openStore } from '../store/open-store.js';
 import { createLogger } from '../ops/logger.js';
+import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
@@ -85,8 +86,16 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   let ops: OpsRuntime | undefined;
   let prioritySet: Promise<void> | undefined;
   const probeCancel = new AbortController();
+  let logs: LogDestination | undefined;
+  const reopenLogs = (): void => logs?.reopen();
   try {
-    const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
+    // Buffered and asynchronous (log-destination.ts): no write per request; flushed at the end.
+    logs = createLogDestination({ file: config.logFile, stdout: io.stdout, flushMs: config.logFlushMs });
+    const logger = createLogger({
+      level: config.logLevel, pretty: config.logPretty, stream: logs.stream,
+      colorize: config.logFile === null && (io.stdout as { isTTY?: boolean }).isTTY === true,
+    });
+    process.on('SIGHUP', reopenLogs);
     ops = await createOpsRuntime({ config, store, logger });
     // Lazy migration: logins unknown here are checked once by the old service, whose yes counts
     // only in its token form and after it refused a random login (domain/legacy-guard.ts).
@@ -114,7 +123,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });
     const https = await readTlsFiles(config);
-    const app = await buildApp({ service, config, logger, onRequestDone: ops.metrics.observeRequest, draining: ops.draining, ...(https && { https }) });
+    const app = await buildApp({ service, config, logger, fastAccessLog: config.accessLogFast, onRequestDone: ops.metrics.observeRequest, draining: ops.draining, ...(https && { https }) });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
@@ -155,5 +164,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     await ops?.close();
     stop.dispose();
     await store.close();
+    process.off('SIGHUP', reopenLogs);
+    logs?.close();
   }
 }

@@ -35,6 +35,7 @@ import { soapTransport } from '../wire/soap-request.js';
 import { writeSoapResultBody } from '../wire/soap-result.js';
 import { createSoapRequestDecoder } from '../wire/soap-shape-memo.js';
 import type { WireError } from '../wire/wire-errors.js';
+import { createAccessLog } from '../ops/access-log.js';
 import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
 import { compileWsdl } from '../wire/wsdl.js';
 import { createOperationHandlers, type OperationHandler, type RequestFacts } from './operation-handlers.js';
@@ -66,6 +67,8 @@ export interface AppOptions {
   readonly config: HttpAppConfig;
   /** A pino logger; true for a default one, false or absent for none. */
   readonly logger?: Logger | boolean;
+  /** The access line from its template (default), or through logger.info (false: the off switch). */
+  readonly fastAccessLog?: boolean;
   /** Called once per answered request, after the access line is written. */
   readonly onRequestDone?: (done: RequestDone) => void;
   /** True once shutdown has begun: responses then carry `Connection: close` so clients reconnect elsewhere. */
@@ -152,8 +155,9 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const maxRequestBytes = config.http.maxRequestBytes;
   // X-Forwarded-For / -Proto count only when the peer is one of these proxies.
   const trusted = config.trustedProxies !== undefined && config.trustedProxies.length > 0 ? proxyAddr.compile([...config.trustedProxies]) : null;
-  // The access line costs a serialisation per request: decided once whether it is written at all.
-  const accessLog = logger.isLevelEnabled('info');
+  // One access line per request, built from a template without a redaction pass (ops/access-log.ts);
+  // null when the level leaves it out. SVCAPI_ACCESS_LOG_FAST=0 takes logger.info's path instead.
+  const accessLog = createAccessLog(logger, { fast: options.fastAccessLog ?? true });
   let closing = false;
 
   function sourceIp(req: IncomingMessage): string {
@@ -192,21 +196,16 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
 
   function finished(call: Call, status: number): void {
     const durationMs = performance.now() - call.started;
-    if (accessLog) {
-      logger.info(
-        {
-          reqId: call.id,
-          method: call.req.method,
-          path: call.path ?? (call.req.url ?? '').split('?', 1)[0],
-          operation: call.operation,
-          binding: call.binding,
-          status,
-          durationMs: Math.round(durationMs * 10) / 10,
-          source: sourceIp(call.req),
-        },
-        'request',
-      );
-    }
+    accessLog?.({
+      reqId: call.id,
+      method: call.req.method,
+      path: call.path ?? (call.req.url ?? '').split('?', 1)[0] ?? '',
+      operation: call.operation,
+      binding: call.binding,
+      status,
+      durationMs,
+      source: sourceIp(call.req),
+    });
     onRequestDone?.({ operation: call.operation, binding: call.binding, statusCode: status, durationMs });
   }
 

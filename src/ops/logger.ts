@@ -62,8 +62,8 @@ function responseSerializer(res: { statusCode?: number }): Record<string, unknow
 export interface LoggerOptions {
   readonly level: LogLevel;
   readonly pretty?: boolean;
-  /** Where lines go (standard output in production; a capture stream in tests). */
-  readonly stream: NodeJS.WritableStream;
+  /** Where lines go (serve's buffered destination, log-destination.ts; a capture stream in tests). */
+  readonly stream: NodeJS.WritableStream | DestinationStream;
   /** Colour in pretty mode (default: when the stream is a terminal). */
   readonly colorize?: boolean;
 }
@@ -71,7 +71,7 @@ export interface LoggerOptions {
 export function createLogger(options: LoggerOptions): Logger {
   const destination: DestinationStream = options.pretty === true
     ? pretty({
-      destination: options.stream,
+      destination: options.stream as NodeJS.WritableStream,
       colorize: options.colorize ?? (options.stream as { isTTY?: boolean }).isTTY === true,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,hostname,service',
