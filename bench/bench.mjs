@@ -99,11 +99,11 @@ function scenarios(token) {
     expect: (b) => newsRowsIn(b) === qty,
   });
   return [
-    { id: 'vut-soap11', title: 'ValidateUserToken SOAP 1.1', ...vut('soap11'), servers: ['ceiling', 'svcapi', 'svcapi-pg', 'node-soap'], ref: 'vut-soap11' },
+    { id: 'vut-soap11', title: 'ValidateUserToken SOAP 1.1', ...vut('soap11'), servers: ['ceiling', 'svcapi', 'svcapi-quiet', 'svcapi-pg', 'node-soap'], ref: 'vut-soap11' },
     { id: 'vut-soap12', title: 'ValidateUserToken SOAP 1.2', ...vut('soap12'), servers: ['svcapi', 'svcapi-pg'], ref: 'vut-soap11' },
     { id: 'vut-get', title: 'ValidateUserToken HTTP GET', ...vut('http-get'), servers: ['svcapi', 'svcapi-pg'], ref: 'vut-soap11' },
     { id: 'vut-post', title: 'ValidateUserToken HTTP POST', ...vut('http-post'), servers: ['svcapi', 'svcapi-pg'], ref: 'vut-soap11' },
-    { id: 'whatsnew-10', title: 'WhatsNew, 10 rows (SOAP 1.1)', ...wn(10), servers: ['svcapi', 'svcapi-pg', 'node-soap'], ref: 'whatsnew-10' },
+    { id: 'whatsnew-10', title: 'WhatsNew, 10 rows (SOAP 1.1)', ...wn(10), servers: ['svcapi', 'svcapi-quiet', 'svcapi-pg', 'node-soap'], ref: 'whatsnew-10' },
     { id: 'whatsnew-100', title: 'WhatsNew, 100 rows (SOAP 1.1)', ...wn(100), servers: ['svcapi', 'svcapi-pg', 'node-soap'], ref: 'whatsnew-100' },
     {
       id: 'getuserloginurl', title: 'GetUserLoginURL (SOAP 1.1)', op: 'GetUserLoginURL', binding: 'soap11', args: { token, AppID: APP_ID },
@@ -121,7 +121,8 @@ function scenarios(token) {
 
 const ROLE_LABEL = {
   ceiling: 'ceiling (bare node:http)',
-  svcapi: 'svcapi-auth SQLite',
+  svcapi: 'svcapi-auth SQLite (default settings)',
+  'svcapi-quiet': 'svcapi-auth SQLite, --log-level warn',
   'svcapi-pg': 'svcapi-auth PostgreSQL',
   'svcapi-auto': 'svcapi-auth SQLite, --workers auto',
   'svcapi-pg-auto': 'svcapi-auth PostgreSQL, --workers auto',
@@ -173,10 +174,12 @@ async function main() {
 
     // --- servers ---
     const serviceEnv = {
-      ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
+      ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
       ...(throttle.file !== null && { SVCAPI_CONFIG: throttle.file }),
     };
-    const serve = (db, extra = []) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn', ...extra];
+    // What ships: the default log level (info, one access line per request). The quiet server
+    // (--log-level warn) runs beside it for the headline cells, never instead of it.
+    const serve = (db, extra = []) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extra];
     const selected = (id) => o.only === null || o.only.includes(id);
     const all = scenarios('00000000-0000-0000-0000-000000000000');
     const wanted = new Set(['ceiling']);
@@ -197,6 +200,7 @@ async function main() {
       log(`bench:   ready in ${servers[role].readyMs.toFixed(0)} ms at ${servers[role].url}`);
     };
     await start('svcapi', { args: serve(sqliteDb), env: serviceEnv, cpu: layout.server, cwd: ROOT });
+    await start('svcapi-quiet', { args: serve(sqliteDb, ['--log-level', 'warn']), env: serviceEnv, cpu: layout.server, cwd: ROOT });
     await start('svcapi-auto', { args: serve(sqliteDb, ['--workers', 'auto']), env: serviceEnv, cwd: ROOT });
     await start('svcapi-mixed', { args: serve(sqliteDb), env: serviceEnv, cwd: ROOT });
     if (pgDb !== null) {
@@ -440,8 +444,9 @@ function evaluateTargets(results, find) {
   const svc = rowsOf('vut-soap11', 'svcapi');
   if (svc.length > 0) {
     const parts = svc.map(({ c, m }) => ({ c, r: ratio(m.rps, find('vut-soap11', 'ceiling', c)?.rps), n: ratio(m.rps, find('vut-soap11', 'node-soap', c)?.rps) }));
-    add('ValidateUserToken SOAP 1.1 ≥ 0.6× the ceiling\'s req/s', parts.every((p) => p.r !== null && p.r >= 0.6),
-      parts.map((p) => `${fmtRatio(p.r)} at ${p.c} conns`).join(', '));
+    const quiet = (c) => ratio(find('vut-soap11', 'svcapi-quiet', c)?.rps ?? null, find('vut-soap11', 'ceiling', c)?.rps);
+    add('ValidateUserToken SOAP 1.1 ≥ 0.65× the ceiling\'s req/s (default settings)', parts.every((p) => p.r !== null && p.r >= 0.65),
+      parts.map((p) => `${fmtRatio(p.r)} at ${p.c} conns (quiet: ${fmtRatio(quiet(p.c))})`).join(', '));
     add('ValidateUserToken SOAP 1.1 ≥ 2× node-soap\'s req/s', parts.every((p) => p.n !== null && p.n >= 2),
       parts.map((p) => `${fmtRatio(p.n)} at ${p.c} conns`).join(', '));
     const at64 = find('vut-soap11', 'svcapi', 64);
@@ -452,10 +457,11 @@ function evaluateTargets(results, find) {
         others.map((p) => `${p.id.replace('vut-', '')} ${fmtRatio(p.r)} @${p.c}`).join(', '));
     }
   }
-  const wn = rowsOf('whatsnew-100', 'svcapi');
-  if (wn.length > 0) {
+  for (const [id, rows, line] of [['whatsnew-10', 10, 0.55], ['whatsnew-100', 100, 0.3]]) {
+    const wn = rowsOf(id, 'svcapi');
+    if (wn.length === 0) continue;
     const parts = wn.map(({ c, m }) => ({ c, r: ratio(m.rps, find('vut-soap11', 'ceiling', c)?.rps) }));
-    add('WhatsNew 100 rows ≥ 0.25× the ceiling', parts.every((p) => p.r !== null && p.r >= 0.25), parts.map((p) => `${fmtRatio(p.r)} at ${p.c} conns`).join(', '));
+    add(`WhatsNew ${rows} rows ≥ ${line}× the ceiling`, parts.every((p) => p.r !== null && p.r >= line), parts.map((p) => `${fmtRatio(p.r)} at ${p.c} conns`).join(', '));
   }
   const vu = results.rows.filter((r) => r.scenario === 'validateuser' && r.role === 'svcapi-auto' && r.median !== null);
   if (vu.length > 0) {

@@ -15,9 +15,14 @@ import { spawnChild } from './proc.mjs';
 export async function startServer({ name, file = process.execPath, args, env = process.env, cpu = null, cwd, readyTimeoutMs = 60_000 }) {
   const started = performance.now();
   const child = spawnChild(file, args, { env, cpu, cwd });
+  // The service logs a line per request: keep only the start (the Service: line) and the tail.
   let out = '';
-  child.stdout.setEncoding('utf8').on('data', (c) => (out += c));
-  child.stderr.setEncoding('utf8').on('data', (c) => (out += c));
+  const keep = (c) => {
+    out += c;
+    if (out.length > 256 * 1024) out = out.slice(0, 16 * 1024) + '\n...\n' + out.slice(-64 * 1024);
+  };
+  child.stdout.setEncoding('utf8').on('data', keep);
+  child.stderr.setEncoding('utf8').on('data', keep);
   let exited = null;
   child.once('exit', (code, signal) => (exited = { code, signal }));
 
