@@ -43,15 +43,24 @@ export function redactDatabaseUrl(url: string): string {
 export interface OpenStoreOptions {
   /** Apply pending migrations (default true). */
   readonly migrate?: boolean;
+  /**
+   * May a missing database be created, or an empty one initialised (default true)? Only `serve`
+   * and `migrate` do; every other command passes false and gets DatabaseError('missing'). A
+   * database that is not svcapi-auth's is refused untouched either way (DatabaseError('foreign')).
+   */
+  readonly create?: boolean;
+  /** SQLite: PRAGMA quick_check before use (default true); a damaged file is DatabaseError('damaged'). */
+  readonly integrityCheck?: boolean;
 }
 
 /** Opens the Store named by a database URL, choosing the adapter from its scheme. */
 export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
   const location = parseDatabaseUrl(dbUrl);
+  const create = options.create ?? true;
   switch (location.kind) {
     case 'sqlite':
-      return openSqliteStore({ path: location.path, migrate: options.migrate ?? true });
+      return openSqliteStore({ path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true });
     case 'postgres':
-      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true });
+      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create });
   }
 }

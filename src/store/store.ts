@@ -210,6 +210,12 @@ export interface Store {
   close(): Promise<void>;
   /** Readiness: resolves when the database answers a trivial query, rejects (quickly) when it is unreachable. */
   ping(): Promise<void>;
+  /**
+   * Readiness: commits one small write (the health_probe row, migration 8) and resolves; rejects
+   * when the database answers reads but cannot take a write (a read-only file or transaction, a
+   * full disk), the condition under which no token can be issued while ping() still succeeds.
+   */
+  probeWrite(now: Date): Promise<void>;
 
   // --- applications ---
   getApplication(appId: number): Promise<Application | null>;

@@ -946,11 +946,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await expect(store.ping()).resolves.toBeUndefined();
       });
 
+      it('commits a write probe (readiness), again and again, without changing any data', async () => {
+        const before = await store.revisions();
+        await expect(store.probeWrite(at(0))).resolves.toBeUndefined();
+        await expect(store.probeWrite(at(5000))).resolves.toBeUndefined();
+        expect(await store.revisions()).toEqual(before);
+        expect(await store.listApplications()).toHaveLength(1);
+      });
+
       it('closes idempotently; calls after close reject', async () => {
         await store.close();
         await store.close();
         await expect(store.getApplication(2)).rejects.toThrow();
         await expect(store.ping()).rejects.toThrow();
+        await expect(store.probeWrite(at(0))).rejects.toThrow();
         store = await makeStore(); // for afterEach
       });
     });

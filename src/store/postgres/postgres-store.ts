@@ -9,8 +9,10 @@ import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
-import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, postgresSchemaVersion } from './migrations/postgres-migrations.js';
-import { parsePostgresUrl } from './postgres-url.js';
+import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS, postgresSchemaVersion } from './migrations/postgres-migrations.js';
+import { parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
+import { DatabaseError } from '../database-errors.js';
+import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
@@ -29,6 +31,12 @@ export interface PostgresStoreOptions {
   readonly applicationName?: string;
   /** Idle connections that fail (the server went away) are dropped and reported here. */
   readonly onIdleError?: (error: Error) => void;
+  /**
+   * May an empty schema be initialised (default true: `serve`, `migrate`)? When false, a schema
+   * without the svcapi-auth tables is a DatabaseError('missing'). A schema holding tables that are
+   * not svcapi-auth's is refused untouched either way.
+   */
+  readonly create?: boolean;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -123,6 +131,31 @@ function isConnectionLoss(error: unknown): boolean {
 }
 
 /**
+ * What the target schema holds, read before anything is written to it (the same rule as a SQLite
+ * file's, src/store/schema-identity.ts). `schema` is the URL's ?schema=, else the search_path's
+ * first existing schema; a schema that does not exist yet is empty.
+ */
+async function inspectSchema(client: pg.ClientBase, schema: string | null): Promise<SchemaVerdict> {
+  const target = schema ?? (await client.query<{ s: string | null }>('SELECT current_schema() AS s')).rows[0]?.s ?? null;
+  if (target === null) return { kind: 'empty' };
+  const tables = (await client.query<{ name: string }>(`SELECT c.relname AS name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')`, [target])).rows.map((r) => r.name);
+  if (!tables.includes('schema_migrations')) return judgeSchema({ tables, applied: null }, POSTGRES_MIGRATIONS);
+  try {
+    const applied = (await client.query<{ version: number; name: string }>(
+      `SELECT version, name FROM "${target.replace(/"/g, '""')}".schema_migrations ORDER BY version`,
+    )).rows.map((r) => ({ version: Number(r.version), name: String(r.name) }));
+    return judgeSchema({ tables, applied }, POSTGRES_MIGRATIONS);
+  } catch (error) {
+    // 42703 undefined_column, 42501 insufficient_privilege...: not the table svcapi-auth made.
+    if (typeof (error as { code?: unknown }).code === 'string' && /^42/.test((error as { code: string }).code)) {
+      return { kind: 'foreign', reason: 'its schema_migrations table is not svcapi-auth\'s' };
+    }
+    throw error;
+  }
+}
+
+/**
  * Opens a PostgreSQL database as a Store: a connection pool, with pending migrations applied
  * first (under an advisory lock, so several instances may start at once). Connections, queries
  * and waits for a pooled connection are all bounded, so when the database is unreachable every
@@ -156,6 +189,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   setup.on('error', () => undefined);
   await setup.connect();
   try {
+    const verdict = await inspectSchema(setup, location.schema);
+    const where = `${redactPostgresUrl(options.url)}${location.schema === null ? '' : ` (schema ${location.schema})`}`;
+    if (verdict.kind === 'foreign') throw new DatabaseError('foreign', `${where} is not an svcapi-auth database: ${verdict.reason}; it was left untouched`);
+    if (verdict.kind === 'empty' && options.create === false) {
+      throw new DatabaseError('missing', `${where} holds no svcapi-auth database yet; create it with "svcapi-auth migrate"`);
+    }
     if (options.migrate ?? true) {
       await applyPostgresMigrations(setup, location.schema);
     } else {
@@ -420,6 +459,9 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async ping() {
       await q(null, 'SELECT 1');
+    },
+    async probeWrite(now) {
+      await q('probe_write', 'INSERT INTO health_probe (id, probed_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at', [now]);
     },
 
     async getApplication(appId) {

@@ -1,6 +1,8 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { classifyDatabaseError, DatabaseError, firstLine } from '../database-errors.js';
+import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
 import type {
   Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser,
   PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, User, UserCredentials,
@@ -12,7 +14,7 @@ import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
-import { applySqliteMigrations, SQLITE_MIGRATIONS, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
+import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
@@ -24,6 +26,14 @@ export interface SqliteStoreOptions {
   readonly migrate?: boolean;
   /** How long a writer waits for another process's write lock before failing (default 5000 ms). */
   readonly busyTimeoutMs?: number;
+  /**
+   * May a missing file be created, or an empty one initialised (default true: `serve`,
+   * `migrate`)? When false, either is a DatabaseError('missing'). A file that is not an
+   * svcapi-auth database is refused untouched either way.
+   */
+  readonly create?: boolean;
+  /** Run PRAGMA quick_check before anything else (default true); a damaged file is refused. */
+  readonly integrityCheck?: boolean;
 }
 
 
@@ -97,11 +107,96 @@ function auditQuerySql(query: AuditQuery): { key: string; sql: string; params: R
   return { key: where.join('|'), sql, params };
 }
 
-/** Opens (creating its directory and migrating) a SQLite database as a Store. */
+/**
+ * A new database file, private to its owner: it holds password hashes. SQLite gives the -wal
+ * and -shm files the mode of the database file, so they are 0600 too; directories created on
+ * the way are 0700.
+ */
+function createPrivateFile(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  try {
+    closeSync(openSync(path, 'wx', 0o600));
+  } catch (error) {
+    // Another process starting at the same moment made it first: it is inspected as any existing file.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+}
+
+/** What the file is, read through `db` without writing anything. */
+function inspectConnection(db: Database.Database, path: string, integrityCheck: boolean): SchemaVerdict {
+  if (integrityCheck) {
+    const rows = db.pragma('quick_check') as { quick_check: string }[];
+    const first = rows[0]?.quick_check ?? 'no answer';
+    if (first !== 'ok') {
+      throw new DatabaseError('damaged', `the database ${path} is damaged (quick_check: ${firstLine(first)}${rows.length > 1 ? `, and ${rows.length - 1} more problem(s)` : ''}); restore it from a backup`);
+    }
+  }
+  const applicationId = Number(db.pragma('application_id', { simple: true }));
+  if (applicationId !== 0 && applicationId !== SVCAPI_APPLICATION_ID) {
+    return { kind: 'foreign', reason: `its header names another application (application_id 0x${(applicationId >>> 0).toString(16)})` };
+  }
+  const tables = db.prepare("SELECT name FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'").pluck().all() as string[];
+  if (!tables.includes('schema_migrations')) return judgeSchema({ tables, applied: null }, SQLITE_MIGRATIONS);
+  let applied: { version: number; name: string }[];
+  try {
+    applied = (db.prepare('SELECT version, name FROM schema_migrations ORDER BY version').all() as Row[]).map((r) => ({ version: Number(r.version), name: String(r.name) }));
+  } catch {
+    return { kind: 'foreign', reason: 'its schema_migrations table is not svcapi-auth\'s' };
+  }
+  return judgeSchema({ tables, applied }, SQLITE_MIGRATIONS);
+}
+
+/**
+ * Reads the file before anything writes to it (not even the switch to WAL): is it sound, is it
+ * ours? Through a read-only connection first, so that refusing a file leaves it as it was; a
+ * file that connection cannot read (a WAL left by a crash needs a writer to recover it) is read
+ * again through an ordinary one.
+ */
+export function inspectSqliteFile(path: string, integrityCheck = true): SchemaVerdict {
+  for (const readonly of [true, false]) {
+    let db: Database.Database | undefined;
+    try {
+      db = new Database(path, { readonly, fileMustExist: true });
+      return inspectConnection(db, path, integrityCheck);
+    } catch (error) {
+      if (error instanceof DatabaseError) throw error;
+      if (classifyDatabaseError(error) === 'damaged') {
+        const what = (error as { code?: unknown }).code === 'SQLITE_NOTADB' ? 'is not a SQLite database, or its header is damaged' : 'is damaged';
+        throw new DatabaseError('damaged', `the database ${path} ${what} (${firstLine((error as Error).message)}); restore it from a backup`);
+      }
+      if (!readonly) throw error;
+    } finally {
+      db?.close();
+    }
+  }
+  throw new Error('unreachable');
+}
+
+/**
+ * Checks the file and refuses one that is damaged, not ours, or (without `create`) missing or
+ * empty; creates a missing one (with `create`) private to its owner. Also what backup and
+ * restore check their files with.
+ */
+export function prepareSqliteFile(options: SqliteStoreOptions): void {
+  const { path } = options;
+  const create = options.create ?? true;
+  if (!existsSync(path)) {
+    if (!create) throw new DatabaseError('missing', `there is no database at ${path}; create it with "svcapi-auth migrate"`);
+    createPrivateFile(path);
+  }
+  const verdict = inspectSqliteFile(path, options.integrityCheck ?? true);
+  if (verdict.kind === 'foreign') throw new DatabaseError('foreign', `${path} is not an svcapi-auth database: ${verdict.reason}; it was left untouched`);
+  if (verdict.kind === 'empty' && !create) throw new DatabaseError('missing', `${path} holds no svcapi-auth database yet; create it with "svcapi-auth migrate"`);
+}
+
+/**
+ * Opens a SQLite database as a Store: checks the file (prepareSqliteFile), then migrates it. Only a
+ * new or empty file is initialised, and only with `create` (the default).
+ */
 export function openSqliteStore(options: SqliteStoreOptions): Store {
   const inMemory = options.path === ':memory:';
-  if (!inMemory) mkdirSync(dirname(options.path), { recursive: true });
-  const db = new Database(options.path);
+  if (!inMemory) prepareSqliteFile(options);
+  const db = new Database(options.path, inMemory ? {} : { fileMustExist: true });
   try {
     return createSqliteStore(db, options, inMemory);
   } catch (error) {
@@ -225,6 +320,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
 
     ping: db.prepare('SELECT 1'),
+    probeWrite: db.prepare('INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at'),
     liveTokens: db.prepare(`${TOKEN_SELECT}
       WHERE t.token_hash > @afterHash AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > @liveAt
       ORDER BY t.token_hash LIMIT @limit`).raw(),
@@ -452,6 +548,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async ping() {
       s.ping.get();
+    },
+    async probeWrite(now) {
+      s.probeWrite.run(ms(now));
     },
 
     async getApplication(appId) {
