@@ -4,7 +4,7 @@
  * to hide them.
  *
  *   GET /health/live   200 while the process runs its event loop
- *   GET /health/ready  200 when serving and the store is reachable with its schema applied, else 503
+ *   GET /health/ready  200 when serving and the store is reachable, with its schema applied, and takes writes, else 503
  *   GET /metrics       Prometheus text format
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';

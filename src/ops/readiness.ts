@@ -1,7 +1,15 @@
 /**
  * Readiness, as /health/ready reports it: the public listener is serving and not draining, the
- * store answers, and its schema is at least the version this build migrated it to at start.
+ * store answers, its schema is at least the version this build migrated it to at start, and it
+ * takes writes.
+ *
+ * The last one is what "able to issue a token" needs and a read cannot show: a SQLite file that
+ * turned read-only (or a PostgreSQL standby) answers every SELECT while every ValidateUser
+ * fails. A write probe (Store.probeWrite: one row rewritten) runs every few seconds in the
+ * background and its outcome is kept, so /health/ready costs no write and a load balancer
+ * polling it often adds no load.
  */
+import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
 import type { LegacyGuardStatus } from '../domain/legacy-guard.js';
 
@@ -15,6 +23,8 @@ export interface ReadinessReport {
     /** 'ok', or why the store did not answer. */
     readonly store: string;
     readonly schema: { readonly current: number | null; readonly expected: number; readonly ok: boolean };
+    /** 'ok', or why the last write probe failed (e.g. "attempt to write a readonly database"). */
+    readonly write: string;
     /**
      * Lazy migration's view of the old service (legacy-guard.ts), when one is configured. Not a
      * condition of readiness: a service that refuses to migrate still serves the users it has.
@@ -31,6 +41,10 @@ export interface Readiness {
   readonly draining: boolean;
   /** Reports lazy migration's state in the details from now on. */
   reportLegacy(status: () => LegacyGuardStatus): void;
+  /** Starts the periodic write probe (a first probe at once); idempotent. */
+  startWriteProbe(): void;
+  /** Stops it and waits for a probe in progress; idempotent. */
+  stopWriteProbe(): Promise<void>;
   check(): Promise<ReadinessReport>;
 }
 
@@ -40,7 +54,14 @@ export interface ReadinessOptions {
   readonly expectedSchemaVersion: number;
   /** A store check slower than this counts as a failure (default 2000 ms). */
   readonly timeoutMs?: number;
+  /** Time between two write probes (default 5000 ms). */
+  readonly writeProbeIntervalMs?: number;
+  /** Told when the store stops (warn) and starts again (info) taking writes. */
+  readonly logger?: Logger;
+  readonly now?: () => Date;
 }
+
+export const DEFAULT_WRITE_PROBE_INTERVAL_MS = 5000;
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -50,11 +71,52 @@ function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
+interface ProbeOutcome {
+  /** 'ok' or the reason. */
+  readonly state: string;
+  readonly at: number;
+}
+
 export function createReadiness(options: ReadinessOptions): Readiness {
   const timeoutMs = options.timeoutMs ?? 2000;
+  const intervalMs = options.writeProbeIntervalMs ?? DEFAULT_WRITE_PROBE_INTERVAL_MS;
+  const now = options.now ?? (() => new Date());
   let serving = false;
   let draining = false;
+  let last: ProbeOutcome | null = null;
+  let inFlight: Promise<ProbeOutcome> | null = null;
+  let timer: NodeJS.Timeout | null = null;
   let legacy: (() => LegacyGuardStatus) | null = null;
+
+  /** One probe at a time: a check arriving while one runs waits for that one. */
+  function probe(): Promise<ProbeOutcome> {
+    inFlight ??= (async (): Promise<ProbeOutcome> => {
+      let state = 'ok';
+      try {
+        await withTimeout(options.store.probeWrite(now()), timeoutMs);
+      } catch (error) {
+        state = (error as Error).message || 'write failed';
+      }
+      const outcome = { state, at: Date.now() };
+      if (state !== 'ok' && last?.state !== state) options.logger?.warn({ reason: state }, 'readiness: the database does not take writes; /health/ready answers 503');
+      else if (state === 'ok' && last !== null && last.state !== 'ok') options.logger?.info('readiness: the database takes writes again');
+      last = outcome;
+      return outcome;
+    })().finally(() => {
+      inFlight = null;
+    });
+    return inFlight;
+  }
+
+  /**
+   * The kept outcome while it is recent; otherwise (no probe yet, the schedule not started, or
+   * a probe that hangs past two periods) one probe now.
+   */
+  async function writeState(): Promise<string> {
+    if (last !== null && Date.now() - last.at <= 2 * intervalMs) return last.state;
+    return (await probe()).state;
+  }
+
   return {
     reportLegacy(status) {
       legacy = status;
@@ -68,6 +130,17 @@ export function createReadiness(options: ReadinessOptions): Readiness {
     get draining() {
       return draining;
     },
+    startWriteProbe() {
+      if (timer !== null) return;
+      void probe();
+      timer = setInterval(() => void probe(), intervalMs);
+      timer.unref();
+    },
+    async stopWriteProbe() {
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      await inFlight;
+    },
     async check() {
       let storeState = 'ok';
       let current: number | null = null;
@@ -78,11 +151,13 @@ export function createReadiness(options: ReadinessOptions): Readiness {
         storeState = (error as Error).message || 'unreachable';
       }
       const schemaOk = current !== null && current >= options.expectedSchemaVersion;
-      const ready = serving && !draining && storeState === 'ok' && schemaOk;
+      // Not worth a write when the store does not even answer a read.
+      const write = storeState === 'ok' ? await writeState() : 'not checked: the store does not answer';
+      const ready = serving && !draining && storeState === 'ok' && schemaOk && write === 'ok';
       return {
         ready,
         status: ready ? 'ready' : 'not ready',
-        checks: { serving, draining, store: storeState, schema: { current, expected: options.expectedSchemaVersion, ok: schemaOk }, ...(legacy !== null && { legacy: legacy() }) },
+        checks: { serving, draining, store: storeState, schema: { current, expected: options.expectedSchemaVersion, ok: schemaOk }, write, ...(legacy !== null && { legacy: legacy() }) },
       };
     },
   };

@@ -56,7 +56,7 @@ export interface OpsRuntimeOptions {
 export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsRuntime> {
   const { config, store, logger } = options;
   // The store was opened (and migrated) just before: its version now is the one this build needs.
-  const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion() });
+  const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion(), logger });
   const metrics = createMetrics({ store, readiness, logger, version: packageVersion() });
   const audit = createAuditTrail({ store, logger, registry: metrics.registry, loginFingerprintKey: await loadLoginFingerprintKey(store) });
   const auditRetentionDays = config.audit?.retentionDays ?? 90;
@@ -89,6 +89,8 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
         logger,
         onReport: (report) => metrics.housekeepingRun(report),
       });
+      // Readiness includes "the database takes writes": a probe now, then every few seconds.
+      readiness.startWriteProbe();
       readiness.setServing(true);
       return { managementUrl: management?.url ?? null };
     },
@@ -107,6 +109,7 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
       if (closed) return;
       closed = true;
       readiness.setServing(false);
+      await readiness.stopWriteProbe();
       await housekeeping?.stop();
       await audit.close();
       await management?.close();

@@ -91,7 +91,7 @@ describe('management listener', () => {
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({
       ready: true, status: 'ready',
-      checks: { serving: true, draining: false, store: 'ok', schema: { current: await store.schemaVersion(), expected: await store.schemaVersion(), ok: true } },
+      checks: { serving: true, draining: false, store: 'ok', schema: { current: await store.schemaVersion(), expected: await store.schemaVersion(), ok: true }, write: 'ok' },
     });
   });
 

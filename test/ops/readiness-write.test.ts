@@ -1,0 +1,159 @@
+/**
+ * Readiness reflects the ability to issue a token: a database that answers reads but refuses
+ * writes makes /health/ready 503, with the reason, on SQLite (a real read-only file) and on
+ * PostgreSQL (read-only transactions); the write probe runs in the background and /health/ready
+ * only reads its kept outcome.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
+import { createReadiness } from '../../src/ops/readiness.js';
+import { openStore } from '../../src/store/open-store.js';
+import type { Store } from '../../src/store/store.js';
+import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
+import { runCliCaptured } from '../support/run-cli.js';
+import { bin, root as projectRoot, run } from './support.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'svcapi-ready-write-'));
+const children: ChildProcess[] = [];
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A store whose writes fail as a read-only SQLite file's do, counting the probes. */
+function failingWrites(store: Store, counter: { probes: number; fail: boolean }): Store {
+  return new Proxy(store, {
+    get: (target, prop) => (prop === 'probeWrite'
+      ? async (now: Date): Promise<void> => {
+        counter.probes += 1;
+        if (counter.fail) throw Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' });
+        await target.probeWrite(now);
+      }
+      : Reflect.get(target, prop)),
+  });
+}
+
+describe('the write probe', () => {
+  it('makes readiness fail with the reason while writes fail, and pass again once they work', async () => {
+    const store = await openStore('sqlite::memory:');
+    const counter = { probes: 0, fail: true };
+    const readiness = createReadiness({ store: failingWrites(store, counter), expectedSchemaVersion: await store.schemaVersion(), writeProbeIntervalMs: 40 });
+    readiness.setServing(true);
+    readiness.startWriteProbe();
+    try {
+      expect(await readiness.check()).toMatchObject({ ready: false, status: 'not ready', checks: { store: 'ok', write: 'attempt to write a readonly database' } });
+      counter.fail = false;
+      await new Promise((resolve) => setTimeout(resolve, 120));
+      expect(await readiness.check()).toMatchObject({ ready: true, checks: { write: 'ok' } });
+    } finally {
+      await readiness.stopWriteProbe();
+      await store.close();
+    }
+  });
+
+  it('runs in the background: many checks cost no write of their own', async () => {
+    const store = await openStore('sqlite::memory:');
+    const counter = { probes: 0, fail: false };
+    const readiness = createReadiness({ store: failingWrites(store, counter), expectedSchemaVersion: await store.schemaVersion(), writeProbeIntervalMs: 60_000 });
+    readiness.setServing(true);
+    readiness.startWriteProbe();
+    try {
+      for (let i = 0; i < 50; i++) expect((await readiness.check()).ready).toBe(true);
+      expect(counter.probes).toBe(1);
+    } finally {
+      await readiness.stopWriteProbe();
+      await store.close();
+    }
+  });
+
+  it('commits a real write on both kinds of store (the health_probe row)', async () => {
+    const store = await openStore('sqlite::memory:');
+    try {
+      await expect(store.probeWrite(new Date('2025-01-01T00:00:00Z'))).resolves.toBeUndefined();
+    } finally {
+      await store.close();
+    }
+  });
+});
+
+/**
+ * The review's case, for real: the service runs as a user that may read the database file but
+ * not write it (mode 0444, not its owner; the directory writable, so the -shm file can be made).
+ * Tests run as root, which writes a 0444 file anyway: the server runs as `nobody`.
+ */
+describe.skipIf(process.platform === 'win32')('serve on a SQLite file it cannot write', () => {
+  it('answers /health/ready 503 with the reason, as ValidateUser fails', async () => {
+    const build = inject('distBuild');
+    expect(build.ok, build.output).toBe(true);
+    const path = join(dir, 'ro', 'auth.db');
+    expect((await run(['migrate', '--db', path])).code).toBe(0);
+    expect((await runCliCaptured(['user', 'add', 'alice', '--app', '2', '--password-stdin', '--db', path], { stdin: 'pw\n' })).code).toBe(0);
+    for (let d = dirname(path); d !== dirname(dir); d = dirname(d)) chmodSync(d, 0o777);
+    chmodSync(path, 0o444);
+
+    const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--management-port', '0', '--db', path], {
+      cwd: projectRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '' },
+      ...(process.getuid?.() === 0 ? { uid: 65534, gid: 65534 } : {}),
+    });
+    children.push(child);
+    let out = '';
+    let err = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      err += chunk.toString();
+    });
+    const urls = await new Promise<{ service: string; management: string }>((resolve, reject) => {
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const service = /^Service: (\S+)$/m.exec(out)?.[1];
+        const management = /^Management: (\S+)/m.exec(out)?.[1];
+        if (service !== undefined && management !== undefined) resolve({ service, management });
+      });
+      child.once('exit', (code) => reject(new Error(`serve exited (${code}):\n${out}\n${err}`)));
+    });
+
+    const login = await fetch(`${urls.service}/ValidateUser`, {
+      method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'login=alice&password=pw&AppId=2&IPAddress=',
+    });
+    expect(login.status).toBe(500);
+    expect((await fetch(`${urls.management}/health/live`)).status).toBe(200);
+    const ready = await fetch(`${urls.management}/health/ready`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toMatchObject({
+      ready: false, status: 'not ready', checks: { serving: true, store: 'ok', schema: { ok: true }, write: 'attempt to write a readonly database' },
+    });
+    // The operator is told once, in the log.
+    expect(out).toMatch(/readiness: the database does not take writes/);
+  });
+});
+
+const pgAdmin = await postgresForTests();
+
+describe.skipIf(pgAdmin === null)('PostgreSQL that does not take writes', () => {
+  const schemas: string[] = [];
+  afterAll(() => dropSchemas(schemas));
+
+  it('makes readiness 503 with the reason (read-only transactions), and the probe writes when it can', async () => {
+    const schema = newSchemaName();
+    schemas.push(schema);
+    const writable = await openStore(schemaUrl(schema));
+    try {
+      await writable.probeWrite(new Date());
+    } finally {
+      await writable.close();
+    }
+    // A standby, or default_transaction_read_only: reads answer, writes do not.
+    const store = await openStore(schemaUrl(schema, { options: '-c default_transaction_read_only=on' }), { migrate: false });
+    const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion() });
+    readiness.setServing(true);
+    readiness.startWriteProbe();
+    try {
+      expect(await readiness.check()).toMatchObject({ ready: false, checks: { store: 'ok', schema: { ok: true }, write: expect.stringMatching(/read-only transaction/) } });
+    } finally {
+      await readiness.stopWriteProbe();
+      await store.close();
+    }
+  });
+});
