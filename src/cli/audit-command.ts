@@ -13,9 +13,10 @@ import { ConfigError, loadConfig } from '../config.js';
 import { isLoginFingerprint, loginFingerprint, toAuditEvent, type AuditRecorder } from '../domain/audit.js';
 import { displayText, safeJson } from '../domain/display-text.js';
 import { loadLoginFingerprintKey } from '../ops/audit-trail.js';
-import { openStore, redactDatabaseUrl } from '../store/open-store.js';
 import type { AuditQuery, AuditRecord, Store } from '../store/store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { withExistingStore } from './cli-store.js';
+import { parseCliDate } from './dates.js';
 
 /** Who runs this command, for the audit trail: `cli:<OS user>`, or `cli` when the OS will not say. */
 export function cliActor(): string {
@@ -48,11 +49,9 @@ export async function recordCliAudit(store: Pick<Store, 'appendAudit'>, io: CliI
 
 function dateArg(text: string): Date {
   // ISO 8601: "2025-03-01" (UTC midnight), "2025-03-01T09:00" (local time), "2025-03-01T09:00:00Z", "...+01:00".
-  const d = new Date(text.trim());
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim()) || Number.isNaN(d.getTime())) {
-    throw new InvalidArgumentError('expected an ISO 8601 date like 2025-03-01 or 2025-03-01T09:00:00Z.');
-  }
-  return d;
+  const parsed = parseCliDate(text);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
+  return parsed.date;
 }
 
 function positiveArg(max: number): (text: string) => number {
@@ -123,22 +122,13 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         ...(options.until !== undefined && { until: options.until }),
         ...(options.before !== undefined && { beforeId: options.before }),
       };
-      let store: Store;
-      try {
-        store = await openStore(databaseUrl);
-      } catch (error) {
-        throw new CliError(`cannot open the database ${redactDatabaseUrl(databaseUrl)}: ${(error as Error).message}`);
-      }
-      let rows: readonly AuditRecord[];
-      try {
+      const rows = await withExistingStore(databaseUrl, async (store) => {
         // An unknown login is recorded only as its keyed fingerprint: look for that as well.
         if (options.login !== undefined && !isLoginFingerprint(options.login)) {
           query = { ...query, loginFp: loginFingerprint(await loadLoginFingerprintKey(store), options.login) };
         }
-        rows = await store.queryAudit(query);
-      } finally {
-        await store.close();
-      }
+        return store.queryAudit(query);
+      });
       if (options.json === true) {
         for (const r of rows) io.stdout.write(`${safeJson({ ...r, at: r.at.toISOString() })}\n`);
         return;

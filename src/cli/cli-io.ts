@@ -16,6 +16,15 @@ export class CliError extends Error {
   }
 }
 
-/** Exit codes: 0 done; 1 refused (bad value, unknown app, duplicate login...); 2 command-line usage. */
+/**
+ * Exit codes (README.md, "Command line"): 0 done; 1 refused (bad value, unknown app, duplicate
+ * login, database unreachable...); 2 command-line usage; 3-6 the database itself, which a script
+ * or an operator must handle differently: 3 there is none (run `migrate`), 4 it is another
+ * application's, 5 it is damaged (restore a backup), 6 it does not take writes.
+ */
 export const EXIT_REFUSED = 1;
 export const EXIT_USAGE = 2;
+export const EXIT_DB_MISSING = 3;
+export const EXIT_DB_FOREIGN = 4;
+export const EXIT_DB_DAMAGED = 5;
+export const EXIT_DB_READ_ONLY = 6;

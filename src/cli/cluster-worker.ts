@@ -36,6 +36,7 @@ let code = 1;
 try {
   code = await serve(config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }, {
     announce: (text) => process.send?.({ type: 'svcapi-auth:listening', text } satisfies ClusterMessage),
+    integrityChecked: true,
   });
 } catch (error) {
   process.stderr.write(`error: ${(error as Error).message}\n`);

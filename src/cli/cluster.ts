@@ -14,7 +14,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import type { Config } from '../config.js';
-import { openStore } from '../store/open-store.js';
+import { openCliStore } from './cli-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { serve } from './serve.js';
 import { missingTuning } from './memory-tuning.js';
@@ -63,11 +63,8 @@ interface Slot {
 
 async function runPrimary(config: Config, io: CliIo, count: number): Promise<number> {
   // Once, here; the workers' own migration step then finds nothing to do (and would be safe anyway).
-  try {
-    await (await openStore(config.databaseUrl)).close();
-  } catch (error) {
-    throw new CliError(`cannot open the database: ${(error as Error).message}`);
-  }
+  // Also the one integrity check (PRAGMA quick_check): the workers do not repeat it.
+  await (await openCliStore(config.databaseUrl, { create: true })).close();
 
   const log = (text: string): void => {
     io.stderr.write(`svcapi-auth primary ${process.pid}: ${text}\n`);

@@ -8,10 +8,10 @@ import { createInterface } from 'node:readline';
 import { Option, type Command } from 'commander';
 import { ConfigError, loadConfig } from '../config.js';
 import { exportData, importData, ImportError, RECORD_TYPES, type TransferCounts } from '../domain/data-transfer.js';
-import { openStore } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { recordCliAudit } from './audit-command.js';
+import { withExistingStore } from './cli-store.js';
 
 async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
   let databaseUrl: string;
@@ -21,17 +21,8 @@ async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store
     if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
     throw error;
   }
-  let store: Store;
-  try {
-    store = await openStore(databaseUrl);
-  } catch (error) {
-    throw new CliError(`cannot open the database: ${(error as Error).message}`);
-  }
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
+  // Both ends exist already: import fills a database `migrate` created, never a mistyped path.
+  return withExistingStore(databaseUrl, fn);
 }
 
 /** Writes respecting back-pressure, so a large export does not pile up in memory. */

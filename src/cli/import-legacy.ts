@@ -25,7 +25,7 @@ import { migrationReport } from '../domain/migration-report.js';
 import { importLegacyTokens, missingTokenColumns } from '../domain/legacy-token-import.js';
 import { systemClock } from '../domain/clock.js';
 import type { Store } from '../store/store.js';
-import { openStore } from '../store/open-store.js';
+import { withExistingStore } from './cli-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { recordCliAudit } from './audit-command.js';
 
@@ -63,17 +63,7 @@ async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store
     if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
     throw error;
   }
-  let store: Store;
-  try {
-    store = await openStore(url);
-  } catch (error) {
-    throw new CliError(`cannot open the database ${url}: ${(error as Error).message}`);
-  }
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
+  return withExistingStore(url, fn);
 }
 
 /** The `<machineKey>` from --decryption-key-file or the environment; null without one. */

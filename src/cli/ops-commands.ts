@@ -6,13 +6,15 @@
  * and the options `serve` shares with `config print` (--config, --log-pretty, --trusted-proxies,
  * --management-host, --management-port).
  */
-import { existsSync, mkdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Option, type Command } from 'commander';
 import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config.js';
 import { parseDatabaseUrl } from '../store/open-store.js';
 import { SQLITE_MIGRATIONS } from '../store/sqlite/migrations/sqlite-migrations.js';
+import { DatabaseError } from '../store/database-errors.js';
+import { inspectSqliteFile, prepareSqliteFile } from '../store/sqlite/sqlite-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 
 // --- options shared by `serve` and `config print` ---
@@ -80,26 +82,31 @@ function sqlitePath(config: Config, verb: 'backup' | 'restore'): string {
 
 const LATEST_SCHEMA = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
-/** Checks a SQLite file is sound and is an svcapi-auth database; returns its schema version. */
+/**
+ * Checks a SQLite file is sound and is an svcapi-auth database (the rule the store opens files
+ * by: PRAGMA quick_check, then schema-identity.ts), reading it only; returns its schema version.
+ * A failure is a DatabaseError (exit codes 3-5) naming `what`.
+ */
 function checkDatabaseFile(path: string, what: string): number {
-  let db: Database.Database;
   try {
-    db = new Database(path, { fileMustExist: true });
+    prepareSqliteFile({ path, create: false });
   } catch (error) {
-    throw new CliError(`cannot open ${what} ${path}: ${(error as Error).message}`);
+    if (error instanceof DatabaseError) throw new DatabaseError(error.problem, `${what}: ${error.message}`);
+    throw new CliError(`cannot read ${what} ${path}: ${(error as Error).message}`);
   }
+  const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    const check = db.pragma('quick_check', { simple: true });
-    if (check !== 'ok') throw new CliError(`${what} ${path} is damaged: ${String(check)}`);
-    const hasTable = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
-    if (!hasTable) throw new CliError(`${what} ${path} is not an svcapi-auth database (no schema_migrations table)`);
     return Number((db.prepare('SELECT COALESCE(MAX(version), 0) AS v FROM schema_migrations').get() as { v: number }).v);
   } catch (error) {
-    if (error instanceof CliError) throw error;
     throw new CliError(`cannot read ${what} ${path}: ${(error as Error).message}`);
   } finally {
     db.close();
   }
+}
+
+/** An empty file only its owner can read, for a copy of the database (it holds password hashes). */
+function createPrivateFile(path: string): void {
+  closeSync(openSync(path, 'wx', 0o600));
 }
 
 /**
@@ -125,13 +132,17 @@ function assertNotInUse(path: string): void {
 export async function backupSqlite(config: Config, target: string, options: { readonly force?: boolean } = {}): Promise<{ source: string; target: string; bytes: number; schemaVersion: number }> {
   const source = sqlitePath(config, 'backup');
   const file = resolve(target);
-  if (!existsSync(source)) throw new CliError(`there is no database at ${source}`);
   if (existsSync(file) && options.force !== true) throw new CliError(`${file} exists; choose another name or add --force to overwrite it`);
   if (file === source) throw new CliError('the backup file cannot be the database itself');
-  mkdirSync(dirname(file), { recursive: true });
+  // A mistyped target directory is refused rather than created.
+  if (!existsSync(dirname(file))) throw new CliError(`the directory ${dirname(file)} does not exist; create it first (it should be readable by its owner only)`);
+  // Missing, damaged or another application's database: refused (exit 3-5) before any copy.
+  checkDatabaseFile(source, 'the database to back up');
   const partial = `${file}.partial-${process.pid}`;
   const db = new Database(source, { fileMustExist: true });
   try {
+    // 0600 before the first byte: SQLite writes the copy into this file, keeping its mode.
+    createPrivateFile(partial);
     // SQLite's online backup: a consistent snapshot while the service keeps serving and writing.
     await db.backup(partial);
   } catch (error) {
@@ -168,10 +179,18 @@ export async function restoreSqlite(config: Config, backupFile: string): Promise
   }
   let previous: string | null = null;
   if (existsSync(target)) {
+    // Replacing a damaged database is what restore is for; replacing another application's is not.
+    try {
+      const verdict = inspectSqliteFile(target, false);
+      if (verdict.kind === 'foreign') throw new DatabaseError('foreign', `${target} is not an svcapi-auth database: ${verdict.reason}; it was left untouched (choose the right --db)`);
+    } catch (error) {
+      if (!(error instanceof DatabaseError) || error.problem !== 'damaged') throw error;
+    }
     assertNotInUse(target);
     // The database being replaced is kept beside it, in case the wrong backup was chosen.
     previous = `${target}.before-restore`;
     rmSync(previous, { force: true });
+    createPrivateFile(previous);
     const current = new Database(target, { fileMustExist: true, timeout: 0 });
     try {
       await current.backup(previous);
@@ -179,7 +198,9 @@ export async function restoreSqlite(config: Config, backupFile: string): Promise
       current.close();
     }
   } else {
-    mkdirSync(dirname(target), { recursive: true });
+    // Restoring onto a new machine creates the database, private like any other: 0700, 0600.
+    mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+    createPrivateFile(target);
   }
   const source = new Database(file, { readonly: true, fileMustExist: true });
   try {

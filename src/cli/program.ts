@@ -10,8 +10,10 @@ import { createAdminService, type AdminResult, type AdminService } from '../doma
 import { createArgon2Hasher } from '../domain/password-hasher.js';
 import type { LoginThrottleReport } from '../domain/login-throttle.js';
 import type { Application, NewsRecord, User } from '../store/store.js';
-import { openStore, redactDatabaseUrl } from '../store/open-store.js';
+import { redactDatabaseUrl } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { databaseFailure, openCliStore, withExistingStore } from './cli-store.js';
+import { parseCliDate } from './dates.js';
 import { formatDuration, parseDuration } from './durations.js';
 import { readPassword } from './read-password.js';
 import { serveCommand, workersArg } from './cluster.js';
@@ -47,12 +49,9 @@ function durationArg(text: string): number {
 }
 
 function dateArg(text: string): Date {
-  // ISO 8601 only: "2025-03-01", "2025-03-01T09:00", "2025-03-01T09:00:00Z", "...+01:00".
-  const d = new Date(text);
-  if (!/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(text.trim()) || Number.isNaN(d.getTime())) {
-    throw new InvalidArgumentError('expected an ISO 8601 date like 2025-03-01 or 2025-03-01T09:00:00Z.');
-  }
-  return d;
+  const parsed = parseCliDate(text);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
+  return parsed.date;
 }
 
 // --- output ---
@@ -128,22 +127,12 @@ function configFrom(io: CliIo, flags: ConfigFlags): Config {
   }
 }
 
-/** Opens the database named by --db / DATABASE_URL, runs `fn` with an admin service (and the configuration), closes it. */
+/** Opens the existing database named by --db / DATABASE_URL, runs `fn` with an admin service (and the configuration), closes it. */
 async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminService, config: Config) => Promise<T>): Promise<T> {
   const config = configFrom(io, { db: options.db });
-  let store;
-  try {
-    store = await openStore(config.databaseUrl);
-  } catch (error) {
-    throw new CliError(`cannot open the database ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
-  }
-  try {
-    return await fn(createAdminService({
-      store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor(), throttle: config.bruteForce,
-    }), config);
-  } finally {
-    await store.close();
-  }
+  return withExistingStore(config.databaseUrl, (store) => fn(createAdminService({
+    store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor(), throttle: config.bruteForce,
+  }), config));
 }
 
 const dbOption = (): Option => new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)');
@@ -183,13 +172,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
 
   // migrate
   program.command('migrate')
-    .description('create the database if needed and apply pending schema migrations')
+    .description('create the database if needed and apply pending schema migrations (with serve, the only commands that create one)')
     .addOption(dbOption())
     .action(async (options: DbOptions) => {
       const config = configFrom(io, { db: options.db });
-      const store = await openStore(config.databaseUrl).catch((error: unknown) => {
-        throw new CliError(`cannot migrate ${redactDatabaseUrl(config.databaseUrl)}: ${(error as Error).message}`);
-      });
+      const store = await openCliStore(config.databaseUrl, { create: true }, 'migrate');
       try {
         io.stdout.write(`Database ${redactDatabaseUrl(config.databaseUrl)} is at schema version ${await store.schemaVersion()}\n`);
         // Logins created before RFC 8265 (PRECIS) was applied that it would not accept today.
@@ -470,9 +457,11 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       // Help and version exit 0; any other commander error is a usage error (already printed).
       return error.exitCode === 0 ? 0 : EXIT_USAGE;
     }
-    if (error instanceof CliError) {
-      io.stderr.write(`error: ${error.message}\n`);
-      return error.exitCode;
+    // A database condition raised where no command expected it still gets its one line and code.
+    const failure = error instanceof CliError ? error : databaseFailure(error);
+    if (failure !== null) {
+      io.stderr.write(`error: ${failure.message}\n`);
+      return failure.exitCode;
     }
     io.stderr.write(`error: ${(error as Error).stack ?? String(error)}\n`);
     return 1;

@@ -12,12 +12,12 @@ import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticat
 import { createLegacyGuard } from '../domain/legacy-guard.js';
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
-import { openStore } from '../store/open-store.js';
 import { createLogger } from '../ops/logger.js';
 import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
+import { openCliStore } from './cli-store.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
 /** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
@@ -72,6 +72,8 @@ function stopRequested(io: CliIo): { promise: Promise<string>; dispose: () => vo
 export interface ServeHooks {
   /** Where the "Service: ..." lines go once listening (default io.stdout); a cluster worker tells its primary instead. */
   readonly announce?: (text: string) => void;
+  /** The database was checked (PRAGMA quick_check) by whoever started us: a cluster worker's primary. */
+  readonly integrityChecked?: boolean;
 }
 
 /**
@@ -80,7 +82,8 @@ export interface ServeHooks {
  * finish, then closes the store.
  */
 export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
-  const store = await openStore(config.databaseUrl);
+  // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign one.
+  const store = await openCliStore(config.databaseUrl, { create: true, integrityCheck: hooks.integrityChecked !== true });
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
   let ops: OpsRuntime | undefined;

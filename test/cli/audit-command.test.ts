@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svcapi-audit-cli-'));
@@ -33,6 +33,10 @@ const rows = (text: string): Row[] => text.trim().split('\n').filter((l) => l !=
 describe('svcapi-auth audit', () => {
   const db = `sqlite:${join(root, 'auth.db')}`;
   const actor = `cli:${userInfo().username}`;
+  // Only migrate and serve create a database.
+  beforeAll(async () => {
+    for (const name of ['auth.db', 'other.db', 'legacy.db']) expect((await run(['migrate', '--db', `sqlite:${join(root, name)}`])).code).toBe(0);
+  });
 
   it('records each admin change with the operator, and lists the trail newest first', async () => {
     expect((await run(['app', 'add', '7', 'Portal', '--db', db])).code).toBe(0);

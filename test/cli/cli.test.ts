@@ -50,10 +50,12 @@ async function tokenFor(dbUrl: string, login: string, password: string, appId = 
 describe('svcapi-auth CLI', () => {
   let db: string;
   let dbArgs: string[];
-  beforeEach(() => {
+  beforeEach(async () => {
     counter += 1;
     db = `sqlite:${join(root, `case-${counter}`, 'auth.db')}`;
     dbArgs = ['--db', db];
+    // Only migrate and serve create a database (test/cli/database-safety.test.ts).
+    expect((await run(['migrate', ...dbArgs])).code).toBe(0);
   });
 
   describe('help', () => {
@@ -83,6 +85,8 @@ describe('svcapi-auth CLI', () => {
 
   describe('migrate and app', () => {
     it('creates and migrates a database; a fresh one holds only GPS (AppID 2)', async () => {
+      db = `sqlite:${join(root, `case-${counter}`, 'new', 'auth.db')}`;
+      dbArgs = ['--db', db];
       expect(await run(['migrate', ...dbArgs])).toMatchObject({ code: 0, out: `Database ${db} is at schema version ${Math.max(...SQLITE_MIGRATIONS.map((m) => m.version))}\n` });
       const r = await run(['app', 'list', '--json', ...dbArgs]);
       expect(r.code).toBe(0);

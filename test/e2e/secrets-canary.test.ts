@@ -81,6 +81,7 @@ describe('no secret ever leaves (canary)', () => {
     const wrongPassword = `Wrong pw+/ü@${randomUUID()}`;
     const login = 'alice';
 
+    expect((await runCliProcess(['migrate', '--db', dbUrl])).status).toBe(0);
     expect((await runCliProcess(['app', 'set', '2', '--login-url', 'https://gps.example/login?x=1', '--db', dbUrl])).status).toBe(0);
     const added = await runCliProcess(['user', 'add', login, '--app', '2', '--password-stdin', '--db', dbUrl], `${password}\n`);
     expect(added.status, added.output).toBe(0);

@@ -241,9 +241,10 @@ describe('import rules (domain)', () => {
 
 describe('svcapi-auth import (command line)', () => {
   let db: string;
-  beforeEach(() => {
+  beforeEach(async () => {
     counter += 1;
     db = `sqlite:${join(root, `db-${counter}`, 'auth.db')}`;
+    expect((await run(['migrate', '--db', db])).code).toBe(0); // import fills a database migrate created
   });
 
   it('imports a Membership CSV (quoted fields, BOM, CRLF), reports per format, and is idempotent', async () => {
@@ -343,6 +344,7 @@ describe('the text report of a large re-run', () => {
     const sha = vector(VECTORS.membershipHashed, (v) => v.algorithm === 'SHA1' && v.case === 'ascii');
     const path = file('many.csv', csv(MEMBERSHIP_HEADER, Array.from({ length: 60 }, (_, i) => [`user${i}`, '', sha.hash, '1', sha.salt, '1', '0', '2'])));
     const db = `sqlite:${join(root, 'many', 'auth.db')}`;
+    expect((await run(['migrate', '--db', db])).code).toBe(0);
     expect((await run(['import', 'membership', path, '--db', db])).code).toBe(0);
     const again = await run(['import', 'membership', path, '--db', db]);
     expect(again.out.match(/ exists: /g)).toHaveLength(50);

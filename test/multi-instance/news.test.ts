@@ -38,6 +38,7 @@ describe('WhatsNew across processes (issue 9)', () => {
   it('SQLite: a server answering from memory shows what the CLI adds and removes, on the next request', async () => {
     requireDist();
     const db = `sqlite:${join(dir, 'news.db')}`;
+    expect((await runCliProcess(['migrate', '--db', db])).status).toBe(0); // only migrate and serve create a database
     await addNews(db, 'first');
     const server = await startServer(['--db', db]);
     expect(await titles(server)).toEqual(['first']);
@@ -54,6 +55,7 @@ describe('WhatsNew across processes (issue 9)', () => {
     const schema = newSchemaName();
     schemas.push(schema);
     const db = schemaUrl(schema);
+    expect((await runCliProcess(['migrate', '--db', db])).status).toBe(0);
     await addNews(db, 'first');
     const [a, b] = await Promise.all([startServer(['--db', db]), startServer(['--db', db])]);
     expect([await titles(a), await titles(b)]).toEqual([['first'], ['first']]);

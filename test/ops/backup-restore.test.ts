@@ -3,7 +3,7 @@
  * `svcapi-auth restore <file>` (refused while the database is in use): a full round trip, and the
  * refusals.
  */
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -54,6 +54,7 @@ describe('backup and restore', () => {
   it('round trip: back up while serving, change things, restore with the service stopped, find the backed-up state', async () => {
     const dbUrl = `sqlite:${join(dir, 'live', 'auth.db')}`;
     const backupFile = join(dir, 'backups', 'auth-1.db');
+    mkdirSync(join(dir, 'backups')); // backup does not create directories
     const tokenA = await withDomain(dbUrl, async ({ admin, service }) => {
       await admin.addUser({ login: 'alice', password: 'alice-1', appIds: [2] });
       await admin.addUser({ login: 'bob', password: 'bob-1', appIds: [2] });
@@ -140,14 +141,14 @@ describe('backup and restore', () => {
     await withDomain(dbUrl, async () => undefined);
     const garbage = join(dir, 'garbage.db');
     writeFileSync(garbage, 'this is not a database'.repeat(100));
-    expect(await run(['restore', garbage, '--db', dbUrl])).toMatchObject({ code: 1, err: expect.stringMatching(/the backup .*garbage\.db/) });
+    expect(await run(['restore', garbage, '--db', dbUrl])).toMatchObject({ code: 5, err: expect.stringMatching(/the backup: .*garbage\.db is not a SQLite database/) });
     const foreign = join(dir, 'foreign.db');
     const other = new Database(foreign);
     other.exec('CREATE TABLE t (x)');
     other.close();
-    expect(await run(['restore', foreign, '--db', dbUrl])).toMatchObject({ code: 1, err: expect.stringMatching(/not an svcapi-auth database/) });
+    expect(await run(['restore', foreign, '--db', dbUrl])).toMatchObject({ code: 4, err: expect.stringMatching(/not an svcapi-auth database/) });
     expect(await run(['restore', join(dir, 'missing.db'), '--db', dbUrl])).toMatchObject({ code: 1, err: expect.stringMatching(/there is no backup file/) });
-    expect(await run(['backup', join(dir, 'x.db'), '--db', `sqlite:${join(dir, 'nothing-here.db')}`])).toMatchObject({ code: 1, err: expect.stringMatching(/there is no database at/) });
+    expect(await run(['backup', join(dir, 'x.db'), '--db', `sqlite:${join(dir, 'nothing-here.db')}`])).toMatchObject({ code: 3, err: expect.stringMatching(/there is no database at/) });
     expect(await run(['backup', join(dir, 'x.db'), '--db', 'sqlite::memory:'])).toMatchObject({ code: 1, err: expect.stringMatching(/in-memory database has nothing to backup/) });
 
     const pg = await run(['backup', join(dir, 'x.db'), '--db', 'postgres://svc:pg-secret@db.example:5432/auth']);

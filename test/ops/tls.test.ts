@@ -81,6 +81,7 @@ describe('serve --tls-cert --tls-key', () => {
   it('serves HTTPS with TLS 1.2+ only: calls work, the WSDL says https, a TLS 1.1 client is refused', async () => {
     requireDist();
     const db = `sqlite:${join(dir, 'auth.db')}`;
+    expect((await runCliProcess(['migrate', '--db', db])).status).toBe(0);
     expect((await runCliProcess(['user', 'add', 'alice', '--app', '2', '--password-stdin', '--db', db], 'tls-secret\n')).status).toBe(0);
     const server = serve(['--db', db, '--tls-cert', cert, '--tls-key', key]);
     const url = await server.listening;

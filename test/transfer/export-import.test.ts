@@ -87,6 +87,7 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
     const schema = newSchemaName();
     schemas.push(schema);
     const pgUrl = schemaUrl(schema);
+    expect((await cli(['migrate', '--db', pgUrl])).code).toBe(0); // import fills a database migrate created
     const first = await cli(['import', file, '--db', pgUrl]);
     expect(first.code, first.err).toBe(0);
     expect(first.out).toBe('Imported 1 applications, 3 users, 2 news, 3 tokens\nSkipped (already present or not importable) 1 applications, 0 users, 0 news, 0 tokens\n');
@@ -120,6 +121,7 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
     const backFile = join(dir, 'back.jsonl');
     writeFileSync(backFile, back.out);
     const sqliteAgain = `sqlite:${join(dir, 'again.db')}`;
+    expect((await cli(['migrate', '--db', sqliteAgain])).code).toBe(0);
     const imported = await cli(['import', backFile, '--db', sqliteAgain, '--update-applications']);
     expect(imported.code, imported.err).toBe(0);
     const again = await openStore(sqliteAgain);
@@ -135,6 +137,7 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
   it('stops at a malformed line, naming it', async () => {
     const file = join(dir, 'bad.jsonl');
     writeFileSync(file, '{"type":"header","format":"svcapi-auth-export","version":1}\n{"type":"user","login":"x"}\n');
+    expect((await cli(['migrate', '--db', `sqlite:${join(dir, 'bad.db')}`])).code).toBe(0);
     const r = await cli(['import', file, '--db', `sqlite:${join(dir, 'bad.db')}`]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/import stopped at line 2: "appIds" must be a list of whole numbers/);
