@@ -694,6 +694,10 @@ function createPostgresStore(pool: pg.Pool): Store {
       // committed while this statement waited on the conflict, its row is not in this statement's
       // snapshot: a second statement (a new snapshot) reads it.
       const select = (): Promise<pg.QueryResult<Row>> => q('installation_secret_get', 'SELECT secret FROM installation_secrets WHERE name = $1', [name], true);
+      // Read first: once the secret exists, starting needs no write, so a database that only
+      // takes reads (a standby) still opens, and readiness says why it is not ready.
+      const existing = (await select()).rows[0];
+      if (existing !== undefined) return str(existing.secret);
       const row = (await q('installation_secret_add', `WITH added AS (
           INSERT INTO installation_secrets (name, secret, created_at) VALUES ($1, $2, now()) ON CONFLICT (name) DO NOTHING RETURNING secret)
         SELECT secret FROM added UNION ALL SELECT secret FROM installation_secrets WHERE name = $1`, [name, candidate])).rows[0] ?? (await select()).rows[0];

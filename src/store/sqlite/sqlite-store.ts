@@ -689,6 +689,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       if (events.length > 0) appendAuditTx.immediate(events);
     },
     async installationSecret(name, candidate) {
+      // Read first: once the secret exists, starting (or `audit --login`) needs no write, so a
+      // database that has turned read-only still opens, and readiness says why it is not ready.
+      const existing = db.prepare('SELECT secret FROM installation_secrets WHERE name = ?').get(name) as Row | undefined;
+      if (existing !== undefined) return str(existing.secret);
       db.prepare('INSERT INTO installation_secrets (name, secret, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING').run(name, candidate, Date.now());
       return str((db.prepare('SELECT secret FROM installation_secrets WHERE name = ?').get(name) as Row).secret);
     },
