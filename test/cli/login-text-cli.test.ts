@@ -18,7 +18,12 @@ import { counterRandom, ctx, fakeHasher } from '../support/domain-fakes.js';
 const root = mkdtempSync(join(tmpdir(), 'svcapi-login-text-cli-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 let n = 0;
-const freshDb = (): string => `sqlite:${join(root, `auth-${++n}.db`)}`;
+/** A new, migrated database (only migrate and serve create one). */
+async function freshDb(): Promise<string> {
+  const db = `sqlite:${join(root, `auth-${++n}.db`)}`;
+  expect((await run(['migrate', '--db', db])).code).toBe(0);
+  return db;
+}
 
 async function run(args: string[], stdin: Buffer | string = ''): Promise<{ code: number; out: string; err: string }> {
   let out = '';
@@ -37,7 +42,7 @@ async function run(args: string[], stdin: Buffer | string = ''): Promise<{ code:
 
 describe('passwords on stdin', () => {
   it('refuses bytes that are not UTF-8 with a clear message and exit 2, and changes nothing', async () => {
-    const db = freshDb();
+    const db = await freshDb();
     for (const bytes of [Buffer.from([0x70, 0x77, 0xff, 0x0a]), Buffer.from([0x70, 0xc3]), Buffer.from([0xed, 0xa0, 0x80])]) {
       const r = await run(['user', 'add', 'alice', '--app', '2', '--password-stdin', '--db', db], bytes);
       expect(r.code).toBe(2);
@@ -48,7 +53,7 @@ describe('passwords on stdin', () => {
   });
 
   it('refuses a password the RFC 8265 OpaqueString profile refuses', async () => {
-    const r = await run(['user', 'add', 'bob', '--app', '2', '--password-stdin', '--db', freshDb()], 'pass\u200bword\n');
+    const r = await run(['user', 'add', 'bob', '--app', '2', '--password-stdin', '--db', await freshDb()], 'pass\u200bword\n');
     expect(r.code).toBe(1);
     expect(r.err).toContain('the password must not contain invisible or control characters (U+200B)');
   });
@@ -56,7 +61,7 @@ describe('passwords on stdin', () => {
 
 describe('user-provided text in CLI output', () => {
   it('shows invisible and bidi characters escaped in user list, news list and messages', async () => {
-    const db = freshDb();
+    const db = await freshDb();
     const store = await openStore(db);
     const login = 'eve\u202egnp.exe';
     await store.insertUser({ login, loginKey: legacyLoginKey(login), passwordHash: 'x', enabled: true, appIds: [2], createdAt: new Date(0) });
@@ -78,7 +83,7 @@ describe('user-provided text in CLI output', () => {
   });
 
   it('refuses to create a login with invisible characters', async () => {
-    const r = await run(['user', 'add', 'ali\u200bce', '--app', '2', '--password-stdin', '--db', freshDb()], 'pw\n');
+    const r = await run(['user', 'add', 'ali\u200bce', '--app', '2', '--password-stdin', '--db', await freshDb()], 'pw\n');
     expect(r.code).toBe(1);
     expect(r.err).toContain('must not contain invisible or control characters (U+200B)');
   });
@@ -86,7 +91,7 @@ describe('user-provided text in CLI output', () => {
 
 describe('migrate', () => {
   it('lists the logins created before RFC 8265 that it would refuse today (they still log in)', async () => {
-    const db = freshDb();
+    const db = await freshDb();
     expect((await run(['migrate', '--db', db])).out).toMatch(/^Database \S+ is at schema version \d+\n$/);
     const store = await openStore(db);
     for (const login of ['Bob Smith', 'fine', '\uff41\uff4c\uff49']) {
@@ -101,7 +106,7 @@ describe('migrate', () => {
 
 describe('audit --login and unknown logins', () => {
   it('finds the events of an unknown login by its text or by its fingerprint, and a known user\'s by login', async () => {
-    const db = freshDb();
+    const db = await freshDb();
     const store = await openStore(db);
     const hasher = fakeHasher();
     await store.insertUser({ login: 'Carol', loginKey: 'carol', passwordHash: 'fake$pw', enabled: true, appIds: [2], createdAt: new Date(0) });

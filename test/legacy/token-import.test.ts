@@ -82,6 +82,7 @@ describe('import tokens', () => {
   it('refuses a file without the required columns, naming them', async () => {
     const file = join(root, 'bad.csv');
     writeFileSync(file, csv(['Token', 'Login'], [['x', 'y']]));
+    expect((await run(['migrate', '--db', `sqlite:${join(root, 'x.db')}`])).code).toBe(0);
     const result = await run(['import', 'tokens', file, '--db', `sqlite:${join(root, 'x.db')}`]);
     expect(result.code).not.toBe(0);
     expect(result.err).toMatch(/lacks the column\(s\) appid, expiresat/);
