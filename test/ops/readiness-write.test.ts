@@ -126,7 +126,8 @@ describe.skipIf(process.platform === 'win32')('serve on a SQLite file it cannot 
     expect(await ready.json()).toMatchObject({
       ready: false, status: 'not ready', checks: { serving: true, store: 'ok', schema: { ok: true }, write: 'attempt to write a readonly database' },
     });
-    // The operator is told once, in the log.
+    // The operator is told, in the log (written asynchronously: wait for it).
+    for (let i = 0; i < 100 && !/readiness: the database does not take writes/.test(out); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(out).toMatch(/readiness: the database does not take writes/);
   });
 });
