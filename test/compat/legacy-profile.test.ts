@@ -6,6 +6,7 @@
  * ValidateUserTokenJSON with DataContractJsonSerializer, and sends the GPS application (AppID 2)
  * to its AutoLogin page with the caller's token.
  */
+import { readFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compatProfileFromJson } from '../../src/compat-profile-file.js';
@@ -13,7 +14,7 @@ import { BINDINGS, buildRequest, type Args, type BindingName } from '../support/
 import { fakeClock } from '../support/domain-fakes.js';
 import { createTestStack, type TestStack } from '../support/start-app.js';
 
-export const LEGACY_PROFILE = {
+const LEGACY_PROFILE = {
   description: 'GPS legacy service (ASP.NET 4.8): Guid.Empty for no, Guid.ToString().ToUpper() tokens',
   validateUser: { failureValue: '00000000-0000-0000-0000-000000000000' },
   tokens: { form: 'GUID' },
@@ -76,6 +77,12 @@ function body(binding: BindingName, operation: string, result: string | boolean)
 
 const USER_JSON_FAILURE = '{"Success":false,"Token":null,"Message":"Invalid credentials","ExpiresAt":null}';
 const TOKEN_JSON_FAILURE = '{"IsValid":false,"ValidUntil":null}';
+
+it('is the example of docs/compat-profile.md, which reads as a valid profile', () => {
+  const doc = readFileSync(new URL('../../docs/compat-profile.md', import.meta.url), 'utf8');
+  const example = /## Example[^\n]*\n[\s\S]*?```json\n([\s\S]*?)\n```/.exec(doc)?.[1] ?? '';
+  expect(compatProfileFromJson(JSON.parse(example))).toStrictEqual(compatProfileFromJson(LEGACY_PROFILE));
+});
 
 describe('a legacy deployment\'s profile, through the app', () => {
   let stack: TestStack;
