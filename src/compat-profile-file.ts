@@ -60,27 +60,37 @@ const tokenForm = z.union([
   z.strictObject({ kind: z.literal('hex'), length: z.number().int().min(32).max(128), case: z.enum(['lower', 'upper']) }),
 ]);
 
-const jsonValue = z.union([
-  z.strictObject({ field: z.enum(['success', 'valid', 'token', 'expiresAt', 'login']) }),
-  z.strictObject({ const: z.union([z.string(), z.number(), z.boolean(), z.null()]) }),
-]);
-const jsonMembers = z.array(z.strictObject({ key: z.string(), value: jsonValue })).superRefine((members, ctx) => {
-  const seen = new Set<string>();
-  members.forEach((m, i) => {
-    if (seen.has(m.key)) ctx.addIssue({ code: 'custom', path: [i, 'key'], message: `key ${JSON.stringify(m.key)} appears twice` });
-    seen.add(m.key);
-  });
-});
+type JsonField = 'success' | 'valid' | 'token' | 'expiresAt' | 'login';
 
-function jsonOperation(names: readonly string[], credentialSource: 'basic' | 'bearer'): z.ZodType {
+const constValue = z.strictObject({ const: z.union([z.string(), z.number(), z.boolean(), z.null()]) });
+
+/**
+ * Members of a layout. A success may hold the operation's facts; a failure only constants, as it
+ * is one text for every reason (a fact such as the login would tell one failure from another).
+ */
+function jsonMembers(fields: readonly JsonField[] | null): z.ZodType {
+  const fieldValue = z.strictObject({ field: z.string() }).superRefine((value, ctx) => {
+    if (fields === null) ctx.addIssue({ code: 'custom', path: ['field'], message: 'a failure answer holds constants only ({"const": ...}): it is the same text for every reason' });
+    else if (!(fields as readonly string[]).includes(value.field)) ctx.addIssue({ code: 'custom', path: ['field'], message: `unknown field ${JSON.stringify(value.field)} here; expected ${fields.join(', ')}` });
+  });
+  return z.array(z.strictObject({ key: z.string(), value: z.union([constValue, fieldValue]) })).superRefine((members, ctx) => {
+    const seen = new Set<string>();
+    members.forEach((m, i) => {
+      if (seen.has(m.key)) ctx.addIssue({ code: 'custom', path: [i, 'key'], message: `key ${JSON.stringify(m.key)} appears twice` });
+      seen.add(m.key);
+    });
+  });
+}
+
+function jsonOperation(names: readonly string[], credentialSource: 'basic' | 'bearer', fields: readonly JsonField[]): z.ZodType {
   const sources = z.array(z.enum(['query', 'form', 'header', 'cookie', credentialSource])).min(1).superRefine((list, ctx) => {
     if (new Set(list).size !== list.length) ctx.addIssue({ code: 'custom', message: 'a source is listed twice' });
   });
   const nameShape = Object.fromEntries(names.map((n) => [n, z.string().min(1).max(100).optional()]));
   return z.strictObject({
     inputs: z.strictObject({ sources: sources.optional(), names: z.strictObject(nameShape).optional() }).optional(),
-    success: jsonMembers.optional(),
-    failure: jsonMembers.optional(),
+    success: jsonMembers(fields).optional(),
+    failure: jsonMembers(null).optional(),
     dates: z.enum(['iso', 'ms-ajax', 'wcf']).optional(),
     escaping: z.enum(['standard', 'javascript-serializer', 'data-contract']).optional(),
   });
@@ -120,8 +130,9 @@ const profileSchema = z.strictObject({
   validateUser: z.strictObject({ failureValue: z.string().max(1000).optional() }).optional(),
   tokens: z.strictObject({ form: tokenForm.optional() }).optional(),
   json: z.strictObject({
-    validateUser: jsonOperation(['login', 'password', 'appId', 'ipAddress'], 'basic').optional(),
-    validateUserToken: jsonOperation(['token'], 'bearer').optional(),
+    validateUser: jsonOperation(['login', 'password', 'appId', 'ipAddress'], 'basic', ['success', 'valid', 'token', 'expiresAt', 'login']).optional(),
+    // A token check knows whether the token is valid and until when; not whose it is.
+    validateUserToken: jsonOperation(['token'], 'bearer', ['success', 'valid', 'expiresAt']).optional(),
   }).optional(),
   loginUrl: z.strictObject({
     default: urlTemplate.nullable().optional(),

@@ -9,7 +9,7 @@ import { createAuthService } from '../domain/service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
-import { createLegacyGuard } from '../domain/legacy-guard.js';
+import { createLegacyGuard, legacyAnswerRules } from '../domain/legacy-guard.js';
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { createLogger } from '../ops/logger.js';
@@ -104,6 +104,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // only in its token form and after it refused a random login (domain/legacy-guard.ts).
     const legacy = config.legacy.url === null ? null : createLegacyGuard({
       authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }),
+      // A profile file describes the old service: its token form and its "no", exactly.
+      rules: legacyAnswerRules(config.compat.file === null ? null : config.compat.profile),
       clock: systemClock,
       random: cryptoRandomSource,
       onChange: (status) => {
@@ -121,6 +123,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     }
     const service = createAuthService({
       store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
+      // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
+      tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),

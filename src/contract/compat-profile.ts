@@ -64,7 +64,10 @@ export interface JsonMember {
 
 export interface JsonOperationProfile {
   readonly inputs: JsonInputs;
-  /** Members in order, for a success and for a failure (one layout for every reason). */
+  /**
+   * Members in order, for a success and for a failure. A failure is one text for every reason:
+   * its members are constants only (the profile file refuses a field there).
+   */
   readonly success: readonly JsonMember[];
   readonly failure: readonly JsonMember[];
   /**
@@ -123,7 +126,7 @@ export interface NewsTableProfile {
 
 export interface CompatProfile {
   readonly validateUser: {
-    /** ValidateUser's result for failed credentials (and ValidateUserJSON's token field on failure). */
+    /** ValidateUser's result for every failed login (ValidateUserJSON's failure is its own layout). */
     readonly failureValue: string;
   };
   readonly tokens: {

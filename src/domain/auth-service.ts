@@ -23,7 +23,13 @@ export interface ValidateUserInput {
 }
 
 export type ValidateUserOutcome =
-  | { readonly ok: true; readonly token: string; readonly expiresAt: Date }
+  | {
+    readonly ok: true;
+    readonly token: string;
+    readonly expiresAt: Date;
+    /** The login as the user record has it (a profile's JSON answer may carry it). */
+    readonly login: string;
+  }
   | { readonly ok: false };
 
 export type TokenCheck =
@@ -59,6 +65,9 @@ export interface AuthService {
    * object (news-cache.ts), so callers may remember what they derive from it by identity.
    */
   whatsNew(input: WhatsNewInput, ctx: CallerContext): Promise<readonly NewsItem[]>;
-  /** The application's login URL with `ticket=` appended, or '' when it cannot be given. */
+  /**
+   * The application's login URL as the compatibility profile forms it (by default the configured
+   * login URL with `ticket=` appended), or the profile's `none` ('' by default) when it cannot be given.
+   */
   getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string>;
 }

@@ -18,6 +18,7 @@
  * The answer is compared, never logged: it may be a real token of the old service.
  */
 import { hash } from 'node:crypto';
+import type { CompatProfile } from '../contract/compat-profile.js';
 import type { Clock } from './clock.js';
 import type { RandomSource } from './random-source.js';
 import { loginKey } from './logins.js';
@@ -40,6 +41,17 @@ export interface LegacyAnswerRules {
 }
 
 export const DEFAULT_LEGACY_ANSWER_RULES: LegacyAnswerRules = Object.freeze({ tokenForm: DEFAULT_LEGACY_TOKEN_FORM, failureValue: '' });
+
+/**
+ * The rules for the old service an operator described in a compatibility profile file: its
+ * token form and its failure value, exactly. Without a file (null) nobody said how the old
+ * service writes its tokens, and the loose defaults hold (a GUID in D form, either case, braces
+ * optional; '' for no).
+ */
+export function legacyAnswerRules(profile: CompatProfile | null): LegacyAnswerRules {
+  if (profile === null) return DEFAULT_LEGACY_ANSWER_RULES;
+  return Object.freeze({ tokenForm: profile.tokens.form, failureValue: profile.validateUser.failureValue });
+}
 
 /** True when the answer is a token of the old service under these rules (rule 1 above). */
 export function isLegacyToken(result: string, rules: LegacyAnswerRules): boolean {

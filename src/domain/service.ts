@@ -12,7 +12,9 @@ import { newsLimit } from './news-selection.js';
 import { createNewsCache, NO_NEWS } from './news-cache.js';
 import { createRevisionGate } from './revision-gate.js';
 import { createAccessCache } from './access-cache.js';
-import { appendTicket } from './login-url.js';
+import { compileLoginUrls } from './login-url.js';
+import { DEFAULT_TOKEN_FORM, type TokenForm } from './token-form.js';
+import { DEFAULT_COMPAT_PROFILE, type LoginUrlProfile } from '../contract/compat-profile.js';
 import { createLegacyMigration } from './legacy-migration.js';
 import type { LegacyGuard } from './legacy-guard.js';
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
@@ -28,6 +30,13 @@ export interface AuthServiceDeps {
   readonly hasher: PasswordHasher;
   readonly clock?: Clock;
   readonly random?: RandomSource;
+  /**
+   * The form new tokens and login tickets are written in (the compatibility profile's
+   * `tokens.form`); default a lower-case GUID in D form.
+   */
+  readonly tokenForm?: TokenForm;
+  /** GetUserLoginURL's answers (the compatibility profile's `loginUrl`); default svcapi-auth's own. */
+  readonly loginUrl?: LoginUrlProfile;
   /** Lifetime of a GetUserLoginURL ticket (config `tickets.ttlSeconds`); default 120. */
   readonly ticketTtlSeconds?: number;
   /**
@@ -67,6 +76,16 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? cryptoRandomSource;
   const ticketTtlMs = (deps.ticketTtlSeconds ?? 120) * 1000;
+  const tokenForm = deps.tokenForm ?? DEFAULT_TOKEN_FORM;
+  const loginUrls = compileLoginUrls(deps.loginUrl ?? DEFAULT_COMPAT_PROFILE.loginUrl);
+  /** A new token or ticket in the profile's form, and the hash the store keeps for it. */
+  const issue = (): { text: string; hash: string } => {
+    const text = newTokenString(random, tokenForm);
+    const canonical = canonicalToken(text);
+    // Every form we write must read back, or the client's token would never validate.
+    if (canonical === null) throw new Error('a token of the configured form does not read back');
+    return { text, hash: hashToken(canonical) };
+  };
   const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
   const events = combineAuthEvents(deps.events);
   const padding = deps.padding ?? createFailurePadding();
@@ -171,11 +190,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       // A legacy or weaker hash becomes argon2id in the token's own transaction (nothing else changes).
       // So is a hash of a password as sent that the prepared form did not match (see above).
       const newPasswordHash = matchedRaw || hasher.needsRehash(user.passwordHash) ? await hasher.hash(prepared?.ok === true ? prepared.value : input.password) : null;
-      const token = newTokenString(random);
+      const { text: token, hash: tokenHash } = issue();
       const issuedAt = clock.now();
       const expiry = initialExpiry(issuedAt, app.tokenLifetimeSeconds, app.idleTimeoutSeconds);
       const stored = await store.insertSession({
-        tokenHash: hashToken(token),
+        tokenHash,
         userId: user.userId,
         appId: app.appId,
         clientIp: isValidIpAddress(input.ipAddress) ? input.ipAddress : null,
@@ -186,12 +205,12 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       // Refused when the user was disabled or the password changed while we were verifying.
       if (!stored) return refuse('changed-meanwhile');
       await throttle?.succeeded(login, attemptFrom); // forgets the pair's failures (issue 6)
-      const tokenFp = tokenFingerprint(hashToken(token)); // audit trail: never the token itself
+      const tokenFp = tokenFingerprint(tokenHash); // audit trail: never the token itself
       events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx, login: user.login, claimedIp: input.ipAddress, tokenFp });
       events.tokenIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp });
       padding.recordSuccess(padding.now() - started);
 
-      return { ok: true, token, expiresAt: expiry.effective };
+      return { ok: true, token, expiresAt: expiry.effective, login: user.login };
     },
 
     async validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck> {
@@ -238,27 +257,35 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     },
 
     async getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string> {
+      const none = loginUrls.none;
       const session = await checkSession(token);
-      if (!session.valid || !Number.isSafeInteger(appId)) return '';
+      if (!session.valid || !Number.isSafeInteger(appId)) return none;
       const app = await access.getApplication(appId);
-      if (app === null || !app.enabled || app.loginUrl === null) return '';
+      if (app === null || !app.enabled) return none;
+      const url = loginUrls.forApp(app.appId);
+      if (url.needsAppUrl && app.loginUrl === null) return none;
       const user = await store.getUser(session.record.userId);
-      if (user === null || !user.enabled || !user.appIds.includes(app.appId)) return '';
+      if (user === null || !user.enabled || !user.appIds.includes(app.appId)) return none;
 
-      const ticket = newTokenString(random);
-      const issuedAt = clock.now();
-      const stored = await store.insertTicket({
-        tokenHash: hashToken(ticket),
-        userId: user.userId,
-        appId: app.appId,
-        clientIp: session.record.clientIp,
-        sourceIp: ctx.sourceIp === '' ? null : ctx.sourceIp,
-        issuedAt,
-        expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
-      });
-      if (!stored) return '';
-      events.ticketIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp: tokenFingerprint(hashToken(ticket)) });
-      return appendTicket(app.loginUrl, ticket);
+      let ticket: string | null = null;
+      // A ticket is a credential: issued only when the URL carries it.
+      if (url.needsTicket) {
+        const issued = issue();
+        const issuedAt = clock.now();
+        const stored = await store.insertTicket({
+          tokenHash: issued.hash,
+          userId: user.userId,
+          appId: app.appId,
+          clientIp: session.record.clientIp,
+          sourceIp: ctx.sourceIp === '' ? null : ctx.sourceIp,
+          issuedAt,
+          expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
+        });
+        if (!stored) return none;
+        events.ticketIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp: tokenFingerprint(issued.hash) });
+        ticket = issued.text;
+      }
+      return url.fill({ ticket, token: token ?? '', appId: app.appId, login: user.login, loginUrl: app.loginUrl });
     },
   };
 }

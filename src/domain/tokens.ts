@@ -1,31 +1,40 @@
 import { hash } from 'node:crypto';
 import type { RandomSource } from './random-source.js';
 import type { TokenRecord } from '../store/store.js';
+import { DEFAULT_TOKEN_FORM, formatToken, MAX_HEX_DIGITS, tokenFormBytes, type TokenForm } from './token-form.js';
 
 const GUID_D_FORM = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const HEX32 = /^[0-9a-f]{32}$/;
+const LONG_HEX = /^[0-9a-f]{33,128}$/;
 
 /**
- * A new secret of 128 bits from the random source, written like .NET `Guid.ToString()`
- * (8-4-4-4-12 lower-case hex) so legacy clients that store tokens as GUIDs keep working.
- * All 128 bits are random: no version/variant nibbles are forced, as nothing parses them.
+ * A new secret from the random source, written in the compatibility profile's token form
+ * (token-form.ts; by default like .NET `Guid.ToString()`, 8-4-4-4-12 lower-case hex, so legacy
+ * clients that store tokens as GUIDs keep working). Every form carries 128 random bits or more;
+ * no version/variant nibbles are forced, as nothing parses them.
  */
-export function newTokenString(random: RandomSource): string {
-  const bytes = random.bytes(16);
-  if (bytes.length !== 16) throw new Error(`random source returned ${bytes.length} bytes, expected 16`);
-  const hex = Buffer.from(bytes).toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+export function newTokenString(random: RandomSource, form: TokenForm = DEFAULT_TOKEN_FORM): string {
+  const length = tokenFormBytes(form);
+  const bytes = random.bytes(length);
+  if (bytes.length !== length) throw new Error(`random source returned ${bytes.length} bytes, expected ${length}`);
+  return formatToken(bytes, form);
 }
 
 /**
- * The canonical (D-form, lower-case) text of a token as a client sent it, or null when it cannot
- * be one. Clients that round-trip a token through a GUID type may send it upper-case, in braces
- * or parentheses, or without dashes; these denote the same 128 bits, so they are accepted.
+ * The canonical text of a token as a client sent it, or null when it cannot be one. The store
+ * keeps the hash of this text, so every spelling of the same bits must give the same text:
+ *
+ * - 32 hex digits, as a GUID in any .NET form (D or N, either case, in braces or parentheses):
+ *   lower-case D form. A `hex32` token is the same 128 bits as a GUID in N form and is
+ *   canonicalised the same way (a client may well parse it into a Guid and send it back as one).
+ * - 33 to 128 hex digits (the `hexNN` forms), either case: lower-case.
  */
 export function canonicalToken(input: string | null | undefined): string | null {
   if (typeof input !== 'string') return null;
-  let text = input.trim().toLowerCase();
-  if (text.length > 40) return null;
+  let text = input.trim();
+  if (text.length > MAX_HEX_DIGITS) return null;
+  text = text.toLowerCase();
+  if (LONG_HEX.test(text)) return text;
   if ((text.startsWith('{') && text.endsWith('}')) || (text.startsWith('(') && text.endsWith(')'))) {
     text = text.slice(1, -1);
   }

@@ -19,6 +19,7 @@ import type { TLSSocket } from 'node:tls';
 import proxyAddr from '@fastify/proxy-addr';
 import type { inject as injectFn, InjectOptions, Response as InjectResponse } from 'light-my-request';
 import { pino, type Logger } from 'pino';
+import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from '../contract/compat-profile.js';
 import { OPERATIONS, SERVICE_PATH } from '../contract/operations.js';
 import type { AuthService, CallerContext } from '../domain/auth-service.js';
 import { ServerBusyError } from '../domain/server-busy-error.js';
@@ -51,6 +52,11 @@ export interface HttpAppConfig {
   readonly timeZone: string;
   /** Reverse proxies whose X-Forwarded-For / -Proto are believed (proxy-addr names); none when empty. */
   readonly trustedProxies?: readonly string[];
+  /**
+   * The compatibility profile (docs/compat-profile.md; config `compat.profile`): ValidateUser's
+   * failure value, the JSON operations' layouts and inputs. svcapi-auth's own choices when absent.
+   */
+  readonly compat?: { readonly profile: CompatProfile };
 }
 
 /** What the access log says about a finished request, for metrics (src/ops/metrics.ts). */
@@ -147,7 +153,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
   // decodeSoapRequest behind the request shape memo (src/wire/soap-shape-memo.ts).
   const decodeSoap = createSoapRequestDecoder(contract);
-  const handlers = createOperationHandlers(service);
+  const handlers = createOperationHandlers(service, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);
   const httpGet = config.http.httpGet;
   const wsdl = compileWsdl(OPERATIONS, { httpGet });
   const disco = compileDisco();
@@ -230,7 +236,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     query: FormCollection,
     form: FormCollection,
   ): ReturnType<OperationHandler> {
-    const facts: RequestFacts = { ctx: callerContext(call), query, form, authorization: call.req.headers.authorization };
+    const facts: RequestFacts = { ctx: callerContext(call), query, form, headers: call.req.headers };
     return handlers[operation.name](args, facts);
   }
 

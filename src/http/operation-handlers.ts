@@ -3,21 +3,21 @@
  * arguments (in the contract's parameter order) and returning the wire-level result value.
  * Adding an operation is one entry here plus its domain method.
  */
+import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from '../contract/compat-profile.js';
 import type { OperationName, ParamValue } from '../contract/operations.js';
 import type { AuthService, CallerContext, NewsItem } from '../domain/auth-service.js';
-import { validateUserJson, validateUserTokenJson, VALIDATE_USER_JSON_FAILURE } from '../domain/json-results.js';
 import type { ResultValue } from '../wire/compiled-contract.js';
 import type { Row } from '../wire/datatable.js';
 import { parseClrInt32 } from '../wire/dotnet-int.js';
-import type { FormCollection } from '../wire/http-form.js';
+import { compileInputReader, type RequestInputs } from '../wire/json-inputs.js';
+import { compileJsonResult } from '../wire/json-result.js';
 
-/** What an operation may read from the request besides its parameters (the JSON operations). */
-export interface RequestFacts {
+/**
+ * What an operation may read from the request besides its parameters (the JSON operations read
+ * their inputs from the sources the compatibility profile lists: query, form, headers, cookies).
+ */
+export interface RequestFacts extends RequestInputs {
   readonly ctx: CallerContext;
-  /** Query string values, then form values: ASP.NET's `Request[name]` order. */
-  readonly query: FormCollection;
-  readonly form: FormCollection;
-  readonly authorization: string | undefined;
 }
 
 export type OperationHandler = (args: readonly ParamValue[], facts: RequestFacts) => Promise<ResultValue>;
@@ -32,33 +32,24 @@ function int(args: readonly ParamValue[], i: number): number {
   return typeof v === 'number' ? v : 0;
 }
 
-function requestValue(facts: RequestFacts, name: string): string | null {
-  return facts.query.get(name) ?? facts.form.get(name) ?? null;
-}
-
-/** `Authorization: Basic base64(login:password)`; the password may itself contain ':'. */
-export function basicCredentials(header: string | undefined): { login: string; password: string } | null {
-  const m = header === undefined ? null : /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
-  if (!m?.[1]) return null;
-  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-  const colon = decoded.indexOf(':');
-  if (colon < 0) return null;
-  return { login: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
-}
-
-export function bearerToken(header: string | undefined): string | null {
-  const m = header === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(header);
-  return m?.[1] ?? null;
-}
-
-export function createOperationHandlers(service: AuthService): Readonly<Record<OperationName, OperationHandler>> {
+/**
+ * The handlers, with what the compatibility profile decides compiled once: ValidateUser's
+ * failure value, the JSON operations' layouts and where they read their inputs.
+ */
+export function createOperationHandlers(service: AuthService, profile: CompatProfile = DEFAULT_COMPAT_PROFILE): Readonly<Record<OperationName, OperationHandler>> {
+  const failureValue = profile.validateUser.failureValue;
+  const userJson = compileJsonResult(profile.json.validateUser);
+  const tokenJson = compileJsonResult(profile.json.validateUserToken);
+  const readUserInputs = compileInputReader(profile.json.validateUser.inputs, ['login', 'password', 'appId', 'ipAddress']);
+  const readTokenInputs = compileInputReader(profile.json.validateUserToken.inputs, ['token']);
   // WhatsNew answers are frozen and the same array while the news are unchanged (news-cache.ts):
   // each is mapped once, frozen, so the wire layer renders it once (src/wire/table-memo.ts).
   const newsTables = new WeakMap<readonly NewsItem[], readonly Row[]>();
   return Object.freeze({
     async ValidateUser(args, { ctx }) {
       const outcome = await service.validateUser({ login: str(args, 0), password: str(args, 1), appId: int(args, 2), ipAddress: str(args, 3) }, ctx);
-      return outcome.ok ? outcome.token : '';
+      // One failure value for every reason, the same bytes each time (docs/security.md).
+      return outcome.ok ? outcome.token : failureValue;
     },
     async ValidateUserToken(args, { ctx }) {
       return (await service.validateUserToken(str(args, 0), ctx)).valid;
@@ -76,17 +67,16 @@ export function createOperationHandlers(service: AuthService): Readonly<Record<O
       return rows;
     },
     async ValidateUserJSON(_args, facts) {
-      const basic = basicCredentials(facts.authorization);
-      const login = requestValue(facts, 'login') ?? basic?.login ?? null;
-      const password = requestValue(facts, 'password') ?? basic?.password ?? null;
-      const appId = parseClrInt32(requestValue(facts, 'AppId') ?? '');
-      if (!appId.ok) return VALIDATE_USER_JSON_FAILURE;
-      const outcome = await service.validateUser({ login, password, appId: appId.value, ipAddress: requestValue(facts, 'IPAddress') }, facts.ctx);
-      return validateUserJson(outcome);
+      const { login, password, appId: appIdText, ipAddress } = readUserInputs(facts);
+      const appId = parseClrInt32(appIdText ?? '');
+      if (!appId.ok) return userJson.failure;
+      const outcome = await service.validateUser({ login, password, appId: appId.value, ipAddress }, facts.ctx);
+      return outcome.ok ? userJson.success({ token: outcome.token, expiresAt: outcome.expiresAt, login: outcome.login }) : userJson.failure;
     },
     async ValidateUserTokenJSON(_args, facts) {
-      const token = requestValue(facts, 'token') ?? bearerToken(facts.authorization);
-      return validateUserTokenJson(await service.validateUserToken(token, facts.ctx));
+      const check = await service.validateUserToken(readTokenInputs(facts).token, facts.ctx);
+      // The token answer has no token or login to tell (the profile file refuses those fields).
+      return check.valid ? tokenJson.success({ token: null, expiresAt: check.expiresAt, login: null }) : tokenJson.failure;
     },
     async GetUserLoginURL(args, { ctx }) {
       return service.getUserLoginUrl(str(args, 0), int(args, 1), ctx);

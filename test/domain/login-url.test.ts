@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { appendTicket, checkLoginUrl } from '../../src/domain/login-url.js';
+import { appendTicket, checkLoginUrl, compileLoginUrls, compileLoginUrlTemplate, type LoginUrlFacts } from '../../src/domain/login-url.js';
 
 const T = '00112233-4455-6677-8899-aabbccddeeff';
 
@@ -29,5 +29,32 @@ describe('checkLoginUrl', () => {
     expect(checkLoginUrl('ftp://a.example/')).toMatch(/http/);
     expect(checkLoginUrl('javascript:alert(1)')).toMatch(/http/);
     expect(checkLoginUrl('https://a.example/?ticket=1')).toMatch(/ticket/);
+  });
+});
+
+describe('login URL templates of the compatibility profile', () => {
+  const facts: LoginUrlFacts = { ticket: 'T1', token: '{AB-CD}', appId: 2, login: 'o\'brien & co/x', loginUrl: 'https://app.example/in?x=1&y=2' };
+
+  it('fills each placeholder, URL-encoded, and {loginUrl} as configured', () => {
+    const url = compileLoginUrlTemplate('https://gps.example/AutoLogin.aspx?app={appId}&token={token}&u={login}&t={ticket}');
+    expect(url.fill(facts)).toBe("https://gps.example/AutoLogin.aspx?app=2&token=%7BAB-CD%7D&u=o'brien%20%26%20co%2Fx&t=T1");
+    expect(url).toMatchObject({ needsTicket: true, needsAppUrl: false });
+    const wrapped = compileLoginUrlTemplate('{loginUrl}&sso={token}');
+    expect(wrapped.fill(facts)).toBe('https://app.example/in?x=1&y=2&sso=%7BAB-CD%7D');
+    expect(wrapped).toMatchObject({ needsTicket: false, needsAppUrl: true });
+  });
+
+  it('null is svcapi-auth\'s own form: the ticket appended to the configured URL', () => {
+    const own = compileLoginUrlTemplate(null);
+    expect(own).toMatchObject({ needsTicket: true, needsAppUrl: true });
+    expect(own.fill(facts)).toBe(appendTicket('https://app.example/in?x=1&y=2', 'T1'));
+  });
+
+  it('per application by AppID, else the default; `none` as given', () => {
+    const urls = compileLoginUrls({ default: 'https://d.example/?t={ticket}', apps: { 2: 'https://gps.example/?a={appId}', 5: null }, none: 'about:blank' });
+    expect(urls.forApp(2).fill(facts)).toBe('https://gps.example/?a=2');
+    expect(urls.forApp(5).fill(facts)).toBe('https://app.example/in?x=1&y=2&ticket=T1');
+    expect(urls.forApp(3).fill(facts)).toBe('https://d.example/?t=T1');
+    expect(urls.none).toBe('about:blank');
   });
 });

@@ -2,11 +2,12 @@ import { readFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService, type AuthServiceDeps } from '../../src/domain/service.js';
 import { createAdminService, type AdminService, type NewNewsInput } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import type { AuthService, ValidateUserInput } from '../../src/domain/auth-service.js';
-import { hashToken } from '../../src/domain/tokens.js';
+import { canonicalToken, hashToken } from '../../src/domain/tokens.js';
+import { parseTokenFormName } from '../../src/compat-profile-file.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { counterRandom, ctx, fakeClock, fakeHasher, HOUR, MINUTE, SECOND, type FakeClock, type FakeHasher } from '../support/domain-fakes.js';
@@ -33,7 +34,7 @@ async function must<T>(result: Promise<{ ok: true; value: T } | { ok: false; mes
  * GPS (2, no IP needed, 24 h tokens) and Portal (5, IP required, 8 h tokens, 30 min idle timeout,
  * login URL, default language pt-BR); alice may use both, bob only GPS; password "pw" for all.
  */
-async function makeWorld(options: { ticketTtlSeconds?: number } = {}): Promise<World> {
+async function makeWorld(options: Pick<AuthServiceDeps, 'ticketTtlSeconds' | 'tokenForm' | 'loginUrl'> = {}): Promise<World> {
   const store = await openStore('sqlite::memory:');
   const clock = fakeClock();
   const hasher = fakeHasher();
@@ -68,7 +69,11 @@ describe('auth service', () => {
   describe('ValidateUser', () => {
     it('returns a new GUID-form token, valid for the application lifetime', async () => {
       const outcome = await w.service.validateUser(gps('Alice', 'pw'), ctx);
-      expect(outcome).toEqual({ ok: true, token: expect.stringMatching(GUID), expiresAt: new Date(w.clock.now().getTime() + 24 * HOUR) });
+      expect(outcome).toEqual({ ok: true, token: expect.stringMatching(GUID), expiresAt: new Date(w.clock.now().getTime() + 24 * HOUR), login: 'Alice' });
+    });
+
+    it('tells the login as the user record has it, whatever case the caller typed', async () => {
+      expect(await w.service.validateUser(gps('ALICE', 'pw'), ctx)).toMatchObject({ ok: true, login: 'Alice' });
     });
 
     it('issues a different token on every success, all of them valid', async () => {
@@ -331,6 +336,59 @@ describe('auth service', () => {
       const token = await login(w, gps('Alice', 'pw'));
       await must(w.admin.updateApplication(PORTAL, { enabled: false }));
       expect(await w.service.getUserLoginUrl(token, PORTAL, ctx)).toBe('');
+    });
+  });
+
+  describe('the compatibility profile', () => {
+    it('writes tokens and tickets in its form; the store keeps the hash of the canonical text, so any case validates', async () => {
+      const other = await makeWorld({ tokenForm: parseTokenFormName('HEX40') ?? undefined });
+      try {
+        const token = await login(other, gps('Alice', 'pw'));
+        expect(token).toMatch(/^[0-9A-F]{40}$/);
+        expect(await other.store.findToken(hashToken(token.toLowerCase()))).toMatchObject({ kind: 'session' });
+        for (const spelling of [token, token.toLowerCase()]) expect(await isValid(other, spelling)).toBe(true);
+        const url = await other.service.getUserLoginUrl(token.toLowerCase(), PORTAL, ctx);
+        const ticket = /ticket=([0-9A-F]{40})#top$/.exec(url)?.[1] ?? '';
+        expect(await other.store.findToken(hashToken(canonicalToken(ticket) ?? ''))).toMatchObject({ kind: 'ticket' });
+        expect(await isValid(other, ticket.toLowerCase())).toBe(true);
+      } finally {
+        await other.store.close();
+      }
+    });
+
+    it('an upper-case GUID token is stored as its lower-case D form', async () => {
+      const other = await makeWorld({ tokenForm: parseTokenFormName('GUID') ?? undefined });
+      try {
+        const token = await login(other, gps('Alice', 'pw'));
+        expect(token).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/);
+        expect(await other.store.findToken(hashToken(token.toLowerCase()))).not.toBeNull();
+        expect(await other.store.findToken(hashToken(token))).toBeNull();
+      } finally {
+        await other.store.close();
+      }
+    });
+
+    it('login URL templates: per application, a ticket only when the template has one, `none` for every refusal', async () => {
+      const other = await makeWorld({
+        loginUrl: { default: '{loginUrl}&auto={ticket}', apps: { 2: 'https://gps.example/AutoLogin.aspx?app={appId}&token={token}&u={login}' }, none: 'NONE' },
+      });
+      try {
+        await must(other.admin.updateApplication(2, { loginUrl: null }));
+        await must(other.admin.addApplication({ appId: 6, name: 'No URL', requireIp: false }));
+        await must(other.admin.grantApplication('alice', 6));
+        const token = await login(other, gps('Alice', 'pw'));
+        const sent = ` ${token.toUpperCase()}`;
+        // App 2 has no configured URL, and its template does not need one; nor a ticket.
+        expect(await other.service.getUserLoginUrl(sent, 2, ctx)).toBe(`https://gps.example/AutoLogin.aspx?app=2&token=${encodeURIComponent(sent)}&u=Alice`);
+        const portal = await other.service.getUserLoginUrl(token, PORTAL, ctx);
+        expect(portal).toMatch(/^https:\/\/portal\.example\/sso\?src=auth#top&auto=[0-9a-f-]{36}$/);
+        expect(await isValid(other, portal.split('auto=')[1] ?? '')).toBe(true);
+        for (const [reason, t, appId] of [['no URL configured for {loginUrl}', token, 6], ['unknown application', token, 404], ['bad token', 'nope', 2]] as const) {
+          expect(await other.service.getUserLoginUrl(t, appId, ctx), reason).toBe('NONE');
+        }
+      } finally {
+        await other.store.close();
+      }
     });
   });
 

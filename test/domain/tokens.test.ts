@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalToken, evaluateToken, hashToken, newTokenString } from '../../src/domain/tokens.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
+import { parseTokenFormName } from '../../src/compat-profile-file.js';
+import { isTokenInForm } from '../../src/domain/token-form.js';
 import type { TokenRecord } from '../../src/store/store.js';
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -25,6 +27,41 @@ describe('token text', () => {
     }
     for (const bad of [null, undefined, '', 'abc', `${canonical}0`, canonical.replace('a', 'g'), `{${canonical}`, "' OR 1=1 --", 'x'.repeat(10_000)]) {
       expect(canonicalToken(bad)).toBeNull();
+    }
+  });
+
+  it('writes the profile\'s token form from the random source, 128 bits or more', () => {
+    const counting = { bytes: (n: number): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (i * 17) % 256) };
+    expect(newTokenString(counting, parseTokenFormName('GUID') ?? undefined)).toBe('00112233-4455-6677-8899-AABBCCDDEEFF');
+    expect(newTokenString(counting, parseTokenFormName('{guid}') ?? undefined)).toBe('{00112233-4455-6677-8899-aabbccddeeff}');
+    expect(newTokenString(counting, parseTokenFormName('GUID-N') ?? undefined)).toBe('00112233445566778899AABBCCDDEEFF');
+    expect(newTokenString(counting, parseTokenFormName('hex40') ?? undefined)).toBe('00112233445566778899aabbccddeeff10213243');
+    expect(newTokenString(counting, parseTokenFormName('HEX33') ?? undefined)).toMatch(/^[0-9A-F]{33}$/);
+    expect(() => newTokenString({ bytes: () => new Uint8Array(16) }, parseTokenFormName('hex64') ?? undefined)).toThrow(/32/);
+  });
+
+  it('reads back every form it writes, in either case, to one canonical text', () => {
+    for (const name of ['guid', 'GUID', 'guid-n', 'GUID-N', '{guid}', '{GUID}', 'hex32', 'HEX32', 'hex33', 'hex40', 'HEX64', 'hex127', 'hex128']) {
+      const form = parseTokenFormName(name);
+      if (form === null) throw new Error(name);
+      const token = newTokenString(cryptoRandomSource, form);
+      expect(isTokenInForm(token, form), name).toBe(true);
+      const canonical = canonicalToken(token);
+      expect(canonical, name).not.toBeNull();
+      // What a client may send back: the same text in another case.
+      expect(canonicalToken(token.toUpperCase()), name).toBe(canonical);
+      expect(canonicalToken(token.toLowerCase()), name).toBe(canonical);
+    }
+  });
+
+  it('a hex32 token and a GUID in N form are the same 128 bits, canonicalised alike (lower-case D form)', () => {
+    const hex = '00112233445566778899AABBCCDDEEFF';
+    expect(canonicalToken(hex)).toBe('00112233-4455-6677-8899-aabbccddeeff');
+    expect(canonicalToken(hex.toLowerCase())).toBe(canonicalToken('{00112233-4455-6677-8899-AABBCCDDEEFF}'));
+    expect(canonicalToken('A'.repeat(40))).toBe('a'.repeat(40));
+    expect(canonicalToken(` ${'B'.repeat(128)} `)).toBe('b'.repeat(128));
+    for (const bad of ['a'.repeat(129), 'a'.repeat(31), `{${'a'.repeat(40)}}`, `${'a'.repeat(39)}g`, `${'a'.repeat(20)}-${'a'.repeat(20)}`]) {
+      expect(canonicalToken(bad), bad).toBeNull();
     }
   });
 

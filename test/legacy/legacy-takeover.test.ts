@@ -6,9 +6,13 @@
  * played here by small hostile or broken stand-ins; every binding and both "needs reset" paths
  * are tried.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createLegacyGuard, DEFAULT_LEGACY_ANSWER_RULES, isLegacyToken, type LegacyAuthenticator, type LegacyReply } from '../../src/domain/legacy-guard.js';
+import { createLegacyGuard, DEFAULT_LEGACY_ANSWER_RULES, isLegacyToken, legacyAnswerRules, type LegacyAuthenticator, type LegacyReply } from '../../src/domain/legacy-guard.js';
 import { needsResetHash } from '../../src/domain/legacy-hashes/stored-hash.js';
 import { loginKey } from '../../src/domain/logins.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
@@ -16,6 +20,9 @@ import { systemClock } from '../../src/domain/clock.js';
 import { formatToken, isTokenInForm, tokenFormPattern, type TokenForm } from '../../src/domain/token-form.js';
 import { createSoapLegacyAuthenticator } from '../../src/legacy/soap-legacy-authenticator.js';
 import { createReadiness } from '../../src/ops/readiness.js';
+import { runCli } from '../../src/cli/main.js';
+import { compatProfileFromJson } from '../../src/compat-profile-file.js';
+import { openStore } from '../../src/store/open-store.js';
 import { BINDINGS, buildRequest, parseResult, type BindingName } from '../support/asmx-client.js';
 import { ctx } from '../support/domain-fakes.js';
 import { createTestStack, type TestStack } from '../support/start-app.js';
@@ -269,6 +276,83 @@ describe('the probe', () => {
     expect(await guard.confirm(2)).toMatchObject({ state: 'unsafe' });
     expect(await guard.vouch('bob', 'pw', 2, null)).toEqual({ vouched: false, asked: false });
     expect(legacy.seen).toHaveLength(2);
+  });
+});
+
+describe('a compatibility profile describes the old service', () => {
+  const GUID_EMPTY = '00000000-0000-0000-0000-000000000000';
+  const upperGuid = (): string => formatToken(cryptoRandomSource.bytes(16), { kind: 'guid', case: 'upper', dashes: true, braces: false });
+  const hex40 = (): string => formatToken(cryptoRandomSource.bytes(20), { kind: 'hex', length: 40, case: 'upper' });
+
+  it('a profile file\'s token form and failure value are the rules, exactly; without one the loose defaults stay', () => {
+    expect(legacyAnswerRules(null)).toBe(DEFAULT_LEGACY_ANSWER_RULES);
+    const rules = legacyAnswerRules(compatProfileFromJson({ validateUser: { failureValue: GUID_EMPTY }, tokens: { form: 'GUID' } }));
+    expect(rules).toEqual({ tokenForm: { kind: 'guid', case: 'upper', dashes: true, braces: false }, failureValue: GUID_EMPTY });
+    expect(isLegacyToken(upperGuid(), rules)).toBe(true);
+    expect(isLegacyToken(upperGuid().toLowerCase(), rules)).toBe(false); // not this service's form
+    expect(isLegacyToken(GUID_EMPTY, rules)).toBe(false);
+    expect(isLegacyToken(hex40(), legacyAnswerRules(compatProfileFromJson({ tokens: { form: 'HEX40' } })))).toBe(true);
+    expect(isLegacyToken(hex40(), DEFAULT_LEGACY_ANSWER_RULES)).toBe(false);
+  });
+
+  it('a legacy answering Guid.Empty for a wrong password never creates a user, under a profile whose failure value is Guid.Empty', async () => {
+    const legacy = await standIn((login, password) => (login === 'victim' && password === 'real' ? upperGuid() : GUID_EMPTY));
+    const profile = compatProfileFromJson({ validateUser: { failureValue: GUID_EMPTY }, tokens: { form: 'GUID' } });
+    const stack = await createTestStack({ legacy: createSoapLegacyAuthenticator({ url: legacy.url, timeoutMs: 2000 }), profile, throttle: false });
+    try {
+      for (const binding of BINDINGS) {
+        const req = buildRequest(binding, 'ValidateUser', { login: 'victim', password: `attacker-${binding}`, AppId: 2, IPAddress: '' });
+        const res = await stack.app.inject({ method: req.method, url: req.url, headers: req.headers, ...(req.payload !== undefined && { payload: req.payload }) });
+        expect(parseResult(binding, 'ValidateUser', res.body), binding).toBe(GUID_EMPTY); // our "no" is the profile's too
+        expect(await stack.store.findUserByLoginKey('victim'), binding).toBeNull();
+      }
+      const req = buildRequest('soap11', 'ValidateUser', { login: 'victim', password: 'real', AppId: 2, IPAddress: '' });
+      const res = await stack.app.inject({ method: req.method, url: req.url, headers: req.headers, payload: req.payload ?? '' });
+      expect(String(parseResult('soap11', 'ValidateUser', res.body))).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/);
+      expect(await stack.store.findUserByLoginKey('victim')).not.toBeNull();
+    } finally {
+      await stack.close();
+      await legacy.close();
+    }
+  });
+
+  it('serve --compat: the guard takes the profile\'s token form (HEX40 tokens migrate, which the loose default would refuse) and its failure value', async () => {
+    const legacy = await standIn((login, password) => (login === 'victim' && password === 'real' ? hex40() : GUID_EMPTY));
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-compat-legacy-'));
+    const profileFile = join(dir, 'legacy.json');
+    writeFileSync(profileFile, JSON.stringify({ validateUser: { failureValue: GUID_EMPTY }, tokens: { form: 'HEX40' } }));
+    const db = `sqlite:${join(dir, 'auth.db')}`;
+    let text = '';
+    const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+    const controller = new AbortController();
+    const env = { SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_TIMEOUT_MS: '2000', SVCAPI_COMPAT: profileFile, SVCAPI_BRUTE_FORCE_ENABLED: 'false' };
+    const done = runCli(['serve', '--port', '0', '--log-level', 'silent', '--db', db], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
+    try {
+      let service: string | undefined;
+      for (let i = 0; service === undefined && i < 500; i++) {
+        service = /^Service: (http:\/\/127\.0\.0\.1:\d+\/Authentication\.asmx)$/m.exec(text)?.[1];
+        if (service === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      if (service === undefined) throw new Error(`serve did not start: ${text}`);
+      const login = async (password: string): Promise<string> => {
+        const req = buildRequest('soap11', 'ValidateUser', { login: 'victim', password, AppId: 2, IPAddress: '' });
+        const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
+        return String(parseResult('soap11', 'ValidateUser', await res.text()));
+      };
+      expect(await login('attacker')).toBe(GUID_EMPTY);
+      expect(await login('real')).toMatch(/^[0-9A-F]{40}$/);
+    } finally {
+      controller.abort();
+      expect(await done).toBe(0);
+      await legacy.close();
+    }
+    const store = await openStore(db);
+    try {
+      expect(await store.findUserByLoginKey('victim')).not.toBeNull();
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

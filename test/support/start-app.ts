@@ -11,7 +11,7 @@ import { createAdminService, type AdminService } from '../../src/domain/admin-se
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
-import { createLegacyGuard, type LegacyAnswerRules, type LegacyAuthenticator, type LegacyGuard } from '../../src/domain/legacy-guard.js';
+import { createLegacyGuard, legacyAnswerRules, type LegacyAnswerRules, type LegacyAuthenticator, type LegacyGuard } from '../../src/domain/legacy-guard.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
@@ -20,6 +20,7 @@ import { createAuthService } from '../../src/domain/service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { HttpGetOption } from '../../src/wire/http-get-option.js';
+import type { CompatProfile } from '../../src/contract/compat-profile.js';
 
 export interface TestStack {
   readonly app: AsmxApp;
@@ -47,6 +48,12 @@ export interface StackOptions {
   readonly throttle?: ThrottlePolicy | false;
   /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
   readonly hasher?: PasswordHasher;
+  /**
+   * A compatibility profile, as `serve --compat FILE` applies it (compatProfileFromJson reads
+   * one): token form, failure value, JSON layouts, login URLs, and the legacy guard's rules
+   * (unless `legacyRules` says otherwise). None: svcapi-auth's own choices.
+   */
+  readonly profile?: CompatProfile;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -57,14 +64,16 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const throttle = options.throttle ?? DEFAULT_THROTTLE_POLICY;
   const legacy = options.legacy === undefined || 'vouch' in options.legacy
     ? options.legacy
-    : createLegacyGuard({ authenticator: options.legacy, clock: options.clock ?? systemClock, random: cryptoRandomSource, ...(options.legacyRules && { rules: options.legacyRules }) });
+    : createLegacyGuard({ authenticator: options.legacy, clock: options.clock ?? systemClock, random: cryptoRandomSource, rules: options.legacyRules ?? legacyAnswerRules(options.profile ?? null) });
+  const profile = options.profile;
   const service = createAuthService({
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
+    ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
     service,
-    config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000, ...(options.httpGet !== undefined ? { httpGet: options.httpGet } : {}) }, timeZone: options.timeZone ?? 'UTC' },
+    config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000, ...(options.httpGet !== undefined ? { httpGet: options.httpGet } : {}) }, timeZone: options.timeZone ?? 'UTC', ...(profile !== undefined && { compat: { profile } }) },
     logger: false,
   });
   return {
