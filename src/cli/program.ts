@@ -18,6 +18,7 @@ import { registerExportImport } from './export-import.js';
 import { configFileOption, logPrettyOption, managementHostOption, managementPortOption, registerOpsCommands, trustedProxiesOption } from './ops-commands.js';
 import { registerLegacyCommands } from './import-legacy.js';
 import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-command.js';
+import { registerCompatCommands } from './compat-commands.js';
 
 // --- argument parsers (commander calls them; InvalidArgumentError becomes a usage error) ---
 
@@ -384,6 +385,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   registerOpsCommands(program, io);
   registerLegacyCommands(program, io); // after registerExportImport: adds membership/identity/users under its `import`
   registerAuditCommand(program, io);
+  registerCompatCommands(program, io, setExitCode);
   return program;
 }
 
