@@ -210,7 +210,7 @@ export function normaliseBody(text: string, side: { readonly url: URL; readonly 
     return form === null ? value : `{token:${tokenFormName(form.form)}}`;
   });
   out = out.replace(/\\\/Date\(-?\d+([+-]\d{4})?\)\\\//g, (_m, offset: string | undefined) => `\\/Date({time}${offset ?? ''})\\/`);
-  out = out.replace(/"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"/g, (_m, zone: string | undefined) => `"{iso-time${zone === undefined ? '' : zone === 'Z' ? 'Z' : '+offset'}}"`);
+  out = out.replace(/"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"/g, (_m, zone: string | undefined) => `"{iso-time:${zone === undefined ? 'local' : zone === 'Z' ? 'Z' : 'offset'}}"`);
   return out;
 }
 

@@ -382,6 +382,8 @@ export async function startLegacyStandin(options: StandinOptions = {}): Promise<
   }
 
   function answer(req: IncomingMessage, res: ServerResponse, response: WireResponse): void {
+    // A client that hangs up half way (a tool over its size limit) is nobody's error here.
+    res.on('error', () => undefined);
     const padding = hostility.hugeBytes ?? 0;
     const headers: Record<string, string | number> = { 'content-type': response.contentType, 'cache-control': response.cacheControl, ...IIS_HEADERS, ...response.headers };
     if (padding > 0) {
