@@ -23,6 +23,7 @@ import { registerLegacyCommands } from './import-legacy.js';
 import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-command.js';
 import { displayText, quoted, safeJson } from '../domain/display-text.js';
 import { loginProblem } from '../domain/logins.js';
+import { registerCompatCommands } from './compat-commands.js';
 
 // --- argument parsers (commander calls them; InvalidArgumentError becomes a usage error) ---
 
@@ -428,6 +429,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   registerOpsCommands(program, io);
   registerLegacyCommands(program, io); // after registerExportImport: adds membership/identity/users under its `import`
   registerAuditCommand(program, io);
+  registerCompatCommands(program, io, setExitCode);
   return program;
 }
 
