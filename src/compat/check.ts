@@ -21,13 +21,13 @@
  * shown: every rendering replaces it (as sent: raw, URL-encoded, XML-escaped) with ***.
  */
 import { randomBytes } from 'node:crypto';
-import { createTwoFilesPatch } from 'diff';
-import { tokenFormName } from '../compat-profile-file.js';
-import { escapeXmlText } from '../wire/xml-text.js';
+import { compareAnswers, displayText, operationOf, redact, secretForms, unifiedDiff, type RenderedAnswer } from './answer-compare.js';
 import { BINDINGS, formEncode, operationRequest, readCallResult, soapEnvelope, type Binding, type CallArgs } from './asmx-calls.js';
 import { DEFAULT_PROBE_LIMITS, probe, ProbeError, type ProbeLimits, type ProbeRequest, type ProbeResponse } from './http-probe.js';
 import { LearnError, serviceUrl } from './learn.js';
-import { recogniseTokenForm, TOKEN_LIKE } from './recognise.js';
+import { recogniseTokenForm } from './recognise.js';
+
+export { normaliseBody, redact, type RenderedAnswer } from './answer-compare.js';
 
 export interface CheckOptions {
   readonly legacyUrl: string;
@@ -37,12 +37,6 @@ export interface CheckOptions {
   readonly appId: number;
   readonly ipAddress?: string;
   readonly limits?: ProbeLimits;
-}
-
-export interface RenderedAnswer {
-  readonly status: number;
-  readonly headers: readonly string[];
-  readonly body: string;
 }
 
 export interface CaseOutcome {
@@ -88,8 +82,6 @@ interface Case {
   build(side: Side): ProbeRequest;
 }
 
-const DROPPED_HEADERS = new Set(['date', 'server', 'x-powered-by', 'x-aspnet-version', 'x-aspnetmvc-version', 'content-length', 'connection', 'keep-alive', 'transfer-encoding']);
-const SECRET_OPERATIONS = ['ValidateUser', 'ValidateUserJSON', 'GetUserLoginURL'];
 
 const op = (name: string, binding: Binding, args: CallArgs, extras?: Parameters<typeof operationRequest>[4]): Case => ({
   name: `${name} ${binding}`,
@@ -182,99 +174,6 @@ function cases(options: CheckOptions, wrongPassword: string, unknownToken: strin
   return list;
 }
 
-// --- normalisation ---------------------------------------------------------------------------
-
-function replaceAllText(text: string, find: string, by: string): string {
-  return find === '' ? text : text.split(find).join(by);
-}
-
-/** The forms a secret takes in requests and answers. */
-function secretForms(secret: string): string[] {
-  if (secret === '') return [];
-  const forms = new Set([secret, encodeURIComponent(secret), escapeXmlText(secret), encodeURIComponent(secret).replace(/%20/g, '+'), JSON.stringify(secret).slice(1, -1)]);
-  return [...forms].sort((a, b) => b.length - a.length);
-}
-
-export function redact(text: string, secrets: readonly string[]): string {
-  let out = text;
-  for (const s of secrets) out = replaceAllText(out, s, '***');
-  return out;
-}
-
-/** What must differ between two deployments, replaced by a placeholder that keeps its form. */
-export function normaliseBody(text: string, side: { readonly url: URL; readonly path: string }): string {
-  let out = replaceAllText(text, `${side.url.origin}${side.path}`, '{service-url}');
-  out = replaceAllText(out, side.url.host, '{host}');
-  out = out.replace(TOKEN_LIKE, (value) => {
-    const form = recogniseTokenForm(value);
-    return form === null ? value : `{token:${tokenFormName(form.form)}}`;
-  });
-  out = out.replace(/\\\/Date\(-?\d+([+-]\d{4})?\)\\\//g, (_m, offset: string | undefined) => `\\/Date({time}${offset ?? ''})\\/`);
-  out = out.replace(/"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?"/g, (_m, zone: string | undefined) => `"{iso-time:${zone === undefined ? 'local' : zone === 'Z' ? 'Z' : 'offset'}}"`);
-  return out;
-}
-
-interface Compared {
-  readonly legacy: RenderedAnswer;
-  readonly ours: RenderedAnswer;
-  readonly accepted: string[];
-}
-
-function operationOf(target: string, body: string): string | undefined {
-  return /^[^?]*\/(\w+)(?:\?|$)/.exec(target)?.[1] ?? /<(\w+) xmlns="SVCAPI"/.exec(body)?.[1];
-}
-
-function compare(request: ProbeRequest, legacy: ProbeResponse, ours: ProbeResponse, sides: readonly [Side, Side], secrets: readonly string[]): Compared {
-  const accepted: string[] = [];
-  const keep = (r: ProbeResponse): Map<string, string> => {
-    const m = new Map<string, string>();
-    for (const [name, value] of r.headers) if (!DROPPED_HEADERS.has(name)) m.set(name, m.has(name) ? `${m.get(name) ?? ''}, ${value}` : value);
-    return m;
-  };
-  const a = keep(legacy);
-  const b = keep(ours);
-  if (b.get('x-content-type-options') === 'nosniff' && !a.has('x-content-type-options')) {
-    b.delete('x-content-type-options');
-    accepted.push('X-Content-Type-Options: nosniff');
-  }
-  if (b.has('content-security-policy') && !a.has('content-security-policy') && (b.get('content-type') ?? '').startsWith('text/html')) {
-    b.delete('content-security-policy');
-    accepted.push('Content-Security-Policy on the help page');
-  }
-  const operation = operationOf(request.target, typeof request.body === 'string' ? request.body : '') ?? '';
-  if (b.get('cache-control') === 'no-store' && /^private(, max-age=0)?$/.test(a.get('cache-control') ?? '') && SECRET_OPERATIONS.includes(operation)) {
-    b.set('cache-control', a.get('cache-control') ?? '');
-    accepted.push(`Cache-Control: no-store (${operation} can carry a token or ticket)`);
-  }
-  const render = (r: ProbeResponse, headers: Map<string, string>, side: Side): RenderedAnswer => ({
-    status: r.status,
-    headers: [...headers].map(([n, v]) => `${n}: ${redact(normaliseBody(v, side), secrets)}`).sort(),
-    body: redact(normaliseBody(r.body.toString('utf8'), side), secrets),
-  });
-  return { legacy: render(legacy, a, sides[0]), ours: render(ours, b, sides[1]), accepted };
-}
-
-function sameAnswer(x: RenderedAnswer, y: RenderedAnswer): boolean {
-  return x.status === y.status && x.body === y.body && x.headers.length === y.headers.length && x.headers.every((h, i) => h === y.headers[i]);
-}
-
-/** One line per element of a one-line XML document, for a readable diff (equality is decided before). */
-function displayText(answer: RenderedAnswer): string {
-  const body = answer.body.includes('\n') ? answer.body : answer.body.replace(/></g, '>\n<');
-  return `HTTP ${answer.status}\n${answer.headers.join('\n')}\n\n${body}\n`;
-}
-
-function unifiedDiff(x: RenderedAnswer, y: RenderedAnswer): string {
-  let a = displayText(x);
-  let b = displayText(y);
-  if (a === b) {
-    // They differ only where the display split lines: show the bodies as escaped text instead.
-    a = `HTTP ${x.status}\n${x.headers.join('\n')}\n\n${JSON.stringify(x.body)}\n`;
-    b = `HTTP ${y.status}\n${y.headers.join('\n')}\n\n${JSON.stringify(y.body)}\n`;
-  }
-  return createTwoFilesPatch('legacy', 'svcapi-auth', a.replace(/\r/g, '\\r'), b.replace(/\r/g, '\\r'), '', '', { context: 2 }).replace(/^=+\n/, '');
-}
-
 function shownRequest(req: ProbeRequest, secrets: readonly string[]): CaseOutcome['request'] {
   const headers: Record<string, string> = {};
   for (const [n, v] of Object.entries(req.headers ?? {})) headers[n] = redact(v, secrets);
@@ -325,8 +224,8 @@ export async function runCheck(options: CheckOptions, onCase?: (outcome: CaseOut
     const legacyReq = c.build(sides[0]);
     const legacy = await send(sides[0], legacyReq);
     const ours = await send(sides[1], c.build(sides[1]));
-    const compared = compare(legacyReq, legacy, ours, sides, secrets);
-    const same = sameAnswer(compared.legacy, compared.ours);
+    const compared = compareAnswers(legacy, ours, sides, operationOf(legacyReq.target, typeof legacyReq.body === 'string' ? legacyReq.body : ''), secrets);
+    const same = compared.same;
     const outcome: CaseOutcome = {
       name: c.name,
       request: shownRequest(legacyReq, secrets),

@@ -45,7 +45,7 @@ export class ProbeError extends Error {
   }
 }
 
-function rawHeaderPairs(raw: readonly string[]): Array<[string, string]> {
+export function rawHeaderPairs(raw: readonly string[]): Array<[string, string]> {
   const pairs: Array<[string, string]> = [];
   for (let i = 0; i + 1 < raw.length; i += 2) pairs.push([(raw[i] ?? '').toLowerCase(), raw[i + 1] ?? '']);
   return pairs;
