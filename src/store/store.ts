@@ -385,6 +385,42 @@ export interface Store {
   installationSecret(name: string, candidate: string): Promise<string>;
   /** Housekeeping: deletes at most `limit` events older than `before`, oldest first, in one short transaction; returns how many. */
   purgeAudit(before: Date, limit: number): Promise<number>;
+
+  // --- shadow and front modes (src/compat/shadow.ts; docs/cutover.md) ---
+  /**
+   * Keeps one difference between the old service's answer and ours, and in the same transaction
+   * deletes all but the newest `keep` (at least 1): the table never grows past `keep` rows.
+   */
+  insertShadowDifference(difference: NewShadowDifference, keep: number): Promise<void>;
+  /** The differences kept, newest first (descending id), at most `limit`. */
+  listShadowDifferences(limit: number): Promise<readonly ShadowDifferenceRecord[]>;
+}
+
+/**
+ * A difference seen on live traffic, already redacted by its writer (src/compat/shadow-redaction.ts:
+ * logins, passwords, tokens, tickets and cookies only as fingerprints). The three documents are
+ * JSON texts the store keeps as they are.
+ */
+export interface NewShadowDifference {
+  readonly at: Date;
+  /** `shadow`: our answer was sent and the old service's compared; `front`: the other way round. */
+  readonly mode: 'shadow' | 'front';
+  /** The contract operation our dispatch resolved, or null (documentation, errors before one). */
+  readonly operation: string | null;
+  /** soap11, soap12, http-get, http-post or doc. */
+  readonly binding: string;
+  /** `{ method, target, headers, body }`. */
+  readonly requestJson: string;
+  /** `{ status, headers, body }` of the old service, normalised as compat check does. */
+  readonly legacyJson: string;
+  /** `{ status, headers, body }` of svcapi-auth, normalised alike. */
+  readonly oursJson: string;
+  /** A unified diff of the two normalised answers. */
+  readonly diff: string;
+}
+
+export interface ShadowDifferenceRecord extends NewShadowDifference {
+  readonly id: number;
 }
 
 /**

@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import type { LoginAttempt, ThrottleLimits } from '../../src/store/store.js';
-import type { Application, AuditQuery, NewAuditEvent, NewToken, Store, User } from '../../src/store/store.js';
+import type { Application, AuditQuery, NewAuditEvent, NewShadowDifference, NewToken, Store, User } from '../../src/store/store.js';
 
 const T0 = new Date('2025-01-15T12:00:00.000Z');
 const at = (offsetMs: number): Date => new Date(T0.getTime() + offsetMs);
@@ -701,6 +701,36 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const newest = await store.queryAudit({ limit: 1 });
         expect(newest[0]?.requestId).toBe('r1199');
         expect(await store.purgeAudit(at(HOUR), 5000)).toBe(1200);
+      });
+    });
+
+    describe('shadow differences (shadow and front modes)', () => {
+      const difference = (n: number, overrides: Partial<NewShadowDifference> = {}): NewShadowDifference => ({
+        at: at(n * 1000), mode: 'shadow', operation: 'ValidateUserToken', binding: 'soap11',
+        requestJson: JSON.stringify({ method: 'POST', target: '/Authentication.asmx', n }),
+        legacyJson: '{"status":200,"headers":[],"body":"<b>true</b>"}', oursJson: '{"status":200,"headers":[],"body":"<b>false</b>"}',
+        diff: `-true\n+false ${n}\n`, ...overrides,
+      });
+
+      it('keeps a difference as written and lists the newest first', async () => {
+        expect(await store.listShadowDifferences(10)).toEqual([]);
+        await store.insertShadowDifference(difference(1, { mode: 'front', operation: null, binding: 'doc' }), 10);
+        await store.insertShadowDifference(difference(2), 10);
+        const rows = await store.listShadowDifferences(10);
+        expect(rows.map((r) => r.diff)).toEqual(['-true\n+false 2\n', '-true\n+false 1\n']);
+        const [newest, oldest] = rows;
+        expect(newest?.id).toBeGreaterThan(oldest?.id ?? Infinity);
+        expect(oldest).toMatchObject({ ...difference(1, { mode: 'front', operation: null, binding: 'doc' }), at: at(1000) });
+        expect(newest).toMatchObject(difference(2));
+        expect(await store.listShadowDifferences(1)).toHaveLength(1);
+      });
+
+      it('keeps only the newest `keep`, pruned by each insert', async () => {
+        for (let n = 1; n <= 7; n++) await store.insertShadowDifference(difference(n), 3);
+        expect((await store.listShadowDifferences(100)).map((r) => JSON.parse(r.requestJson).n)).toEqual([7, 6, 5]);
+        // A smaller keep prunes further at the next insert; keep below 1 counts as 1.
+        await store.insertShadowDifference(difference(8), 0);
+        expect((await store.listShadowDifferences(100)).map((r) => JSON.parse(r.requestJson).n)).toEqual([8]);
       });
     });
 

@@ -3,7 +3,7 @@ import type {
   ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, User, UserCredentials,
 } from '../store.js';
-import type { AuditQuery, NewAuditEvent } from '../store.js';
+import type { AuditQuery, NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
 import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
@@ -777,6 +777,23 @@ function createPostgresStore(pool: pg.Pool): Store {
       return (await q(null, `DELETE FROM audit_events WHERE id IN
         (SELECT id FROM audit_events WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [before, Math.max(0, Math.trunc(limit))])).rowCount ?? 0;
+    },
+    async insertShadowDifference(d, keep) {
+      // One statement, so one transaction: the row and the pruning commit together. The DELETE
+      // does not see the row being inserted (one snapshot): it keeps the newest keep - 1 others.
+      await q('shadow_difference_add', `WITH added AS (
+          INSERT INTO shadow_differences (observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff)
+          VALUES ($1, $2, $3, $4, $5, $6, $7, $8))
+        DELETE FROM shadow_differences WHERE id <= (SELECT id FROM shadow_differences ORDER BY id DESC LIMIT 1 OFFSET $9)`,
+      [d.at, d.mode, d.operation, d.binding, d.requestJson, d.legacyJson, d.oursJson, d.diff, Math.max(1, Math.trunc(keep)) - 1]);
+    },
+    async listShadowDifferences(limit) {
+      const rows = (await q('shadow_difference_list', `SELECT id, observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff
+        FROM shadow_differences ORDER BY id DESC LIMIT $1`, [Math.max(0, Math.trunc(limit))], true)).rows;
+      return rows.map((row): ShadowDifferenceRecord => ({
+        id: num(row.id), at: date(row.observed_at), mode: row.mode === 'front' ? 'front' : 'shadow', operation: row.operation === null ? null : str(row.operation),
+        binding: str(row.binding), requestJson: str(row.request_json), legacyJson: str(row.legacy_json), oursJson: str(row.ours_json), diff: str(row.diff),
+      }));
     },
   };
 }

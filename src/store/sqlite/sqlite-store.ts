@@ -8,7 +8,7 @@ import type {
   PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, User, UserCredentials,
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
-import type { AuditQuery, NewAuditEvent } from '../store.js';
+import type { AuditQuery, NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
 import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
@@ -112,6 +112,13 @@ function auditQuerySql(query: AuditQuery): { key: string; sql: string; params: R
  * and -shm files the mode of the database file, so they are 0600 too; directories created on
  * the way are 0700.
  */
+function toShadowDifference(row: Row): ShadowDifferenceRecord {
+  return {
+    id: Number(row.id), at: date(row.observed_at), mode: row.mode === 'front' ? 'front' : 'shadow', operation: row.operation === null ? null : str(row.operation),
+    binding: str(row.binding), requestJson: str(row.request_json), legacyJson: str(row.legacy_json), oursJson: str(row.ours_json), diff: str(row.diff),
+  };
+}
+
 function createPrivateFile(path: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
   try {
@@ -343,6 +350,18 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         sourceIp: e.sourceIp, claimedIp: e.claimedIp, tokenFp: e.tokenFp, detail: e.detail === null ? null : JSON.stringify(e.detail),
       });
     }
+  });
+
+  // --- shadow and front modes: the newest differences only ---
+  const shadow = {
+    insert: db.prepare(`INSERT INTO shadow_differences (observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff)
+      VALUES (@at, @mode, @operation, @binding, @requestJson, @legacyJson, @oursJson, @diff)`),
+    prune: db.prepare(`DELETE FROM shadow_differences WHERE id <= (SELECT id FROM shadow_differences ORDER BY id DESC LIMIT 1 OFFSET ?)`),
+    list: db.prepare('SELECT id, observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff FROM shadow_differences ORDER BY id DESC LIMIT ?'),
+  };
+  const insertShadowTx = db.transaction((d: NewShadowDifference, keep: number): void => {
+    shadow.insert.run({ at: ms(d.at), mode: d.mode, operation: d.operation, binding: d.binding, requestJson: d.requestJson, legacyJson: d.legacyJson, oursJson: d.oursJson, diff: d.diff });
+    shadow.prune.run(keep);
   });
 
   // --- brute-force counters (issue 6): read, decide (login-throttle-rules.ts) and write in one IMMEDIATE transaction ---
@@ -729,6 +748,12 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async purgeAudit(before, limit) {
       return audit.purge.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
+    },
+    async insertShadowDifference(difference, keep) {
+      insertShadowTx.immediate(difference, Math.max(1, Math.trunc(keep)));
+    },
+    async listShadowDifferences(limit) {
+      return (shadow.list.all(Math.max(0, Math.trunc(limit))) as Row[]).map(toShadowDifference);
     },
   };
 }
