@@ -74,8 +74,34 @@ export interface Config {
   };
   /** The config file that was read (absolute path), if any. */
   readonly configFile: string | null;
-  /** Lazy migration (issue 7): the old Authentication.asmx asked about logins unknown here; url null: off. */
-  readonly legacy: { readonly url: string | null; readonly timeoutMs: number; readonly allowInsecure: boolean };
+  /**
+   * The old Authentication.asmx: lazy migration (issue 7) asks it about logins unknown here; url
+   * null: off. The shadow and front modes (docs/cutover.md "Front and shadow") compare its
+   * answers with ours, or let it answer.
+   */
+  readonly legacy: {
+    readonly url: string | null;
+    readonly timeoutMs: number;
+    readonly allowInsecure: boolean;
+    /** `serve`: svcapi-auth answers; `front`: the old service answers (all operations, or `frontOperations`). */
+    readonly mode: 'serve' | 'front';
+    /** Front mode: the operations the old service answers; empty: every request. */
+    readonly frontOperations: readonly string[];
+    readonly shadow: {
+      /** Share of requests compared with the old service, 0 to 1 (default 0 in serve mode, 1 in front mode). */
+      readonly rate: number;
+      /** Comparisons waiting at most; one more is dropped and counted. */
+      readonly queue: number;
+      /** Comparisons (and requests to the old service for them) at a time. */
+      readonly concurrency: number;
+      /** Differences kept in the store for `compat shadow-report`. */
+      readonly keep: number;
+      /** Serve mode: ValidateUser(JSON) and GetUserLoginURL are sent to the old service too (they change its state). */
+      readonly stateful: boolean;
+      /** Largest answer of the old service read, in bytes. */
+      readonly maxResponseBytes: number;
+    };
+  };
   /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
   readonly bruteForce: ThrottlePolicy & { readonly enabled: boolean };
   /** Audit trail (issue 6): events older than this many days are purged by housekeeping; 0 keeps them. */
@@ -199,6 +225,15 @@ function integer(source: { value: string; key: string } | undefined, fallback: n
   return n;
 }
 
+/** A decimal from 0 to 1 (a share), e.g. 0.05. */
+function fraction(source: SettingSource | undefined, fallback: number): number {
+  if (source === undefined) return fallback;
+  const text = source.value.trim();
+  const n = /^(0|1|0?\.\d+|1\.0*)$/.test(text) ? Number(text) : NaN;
+  if (!(n >= 0 && n <= 1)) throw new ConfigError(source.key, `expected a share from 0 to 1 (like 0.05), got ${JSON.stringify(source.value)}`);
+  return n;
+}
+
 function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
@@ -311,6 +346,31 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     throw new ConfigError(legacySource?.key ?? 'legacy.url', `plain http to another host would send passwords in clear; use https, or set legacy.allowInsecure (SVCAPI_LEGACY_ALLOW_INSECURE=true) to accept that risk`);
   }
 
+  // --- shadow and front modes (docs/cutover.md "Front and shadow") ---
+  const modeSource = pick(undefined, '', env, 'SVCAPI_LEGACY_MODE', fromFile('legacy.mode'));
+  const legacyMode = (modeSource?.value.trim().toLowerCase() ?? 'serve');
+  if (legacyMode !== 'serve' && legacyMode !== 'front') throw new ConfigError(modeSource?.key ?? 'legacy.mode', `expected serve or front, got ${JSON.stringify(modeSource?.value)}`);
+  const frontSource = pick(undefined, '', env, 'SVCAPI_LEGACY_FRONT_OPERATIONS', fromFile('legacy.frontOperations'));
+  const frontOperations = frontSource === undefined ? [] : frontSource.value.split(/[\s,]+/).filter((n) => n !== '');
+  const knownOperations = OPERATIONS.map((op) => op.name);
+  const unknownOperation = frontOperations.find((n) => !knownOperations.includes(n));
+  if (unknownOperation !== undefined) throw new ConfigError(frontSource?.key ?? 'legacy.frontOperations', `expected operation names (${knownOperations.join(', ')}), got ${JSON.stringify(unknownOperation)}`);
+  if (frontOperations.length > 0 && legacyMode !== 'front') throw new ConfigError(frontSource?.key ?? 'legacy.frontOperations', 'names the operations the old service answers in front mode: set legacy.mode to front too');
+  const shadowRateSource = pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_RATE', fromFile('legacy.shadow.rate'));
+  // Front mode compares every request unless told otherwise: that is what it is for.
+  const shadowRate = fraction(shadowRateSource, legacyMode === 'front' ? 1 : 0);
+  if ((legacyMode === 'front' || shadowRate > 0) && legacyUrl === null) {
+    throw new ConfigError(legacyMode === 'front' ? (modeSource?.key ?? 'legacy.mode') : (shadowRateSource?.key ?? 'legacy.shadow.rate'), 'needs the old service\'s URL in legacy.url (SVCAPI_LEGACY_URL)');
+  }
+  const shadow = {
+    rate: shadowRate,
+    queue: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_QUEUE', fromFile('legacy.shadow.queue')), 256, 1, 100_000),
+    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 4, 1, 256),
+    keep: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_KEEP', fromFile('legacy.shadow.keep')), 100, 1, 100_000),
+    stateful: boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_STATEFUL', fromFile('legacy.shadow.stateful')), false),
+    maxResponseBytes: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', fromFile('legacy.shadow.maxResponseBytes')), 1_048_576, 1024, 64 * 1_048_576),
+  };
+
   // --- audit trail and TLS (issue 6) ---
   const auditRetentionDays = integer(pick(flags.auditRetentionDays, '--audit-retention-days', env, 'SVCAPI_AUDIT_RETENTION_DAYS', fromFile('audit.retentionDays')), 90, 0, 36_500);
   const tlsCertSource = pick(flags.tlsCert, '--tls-cert', env, 'SVCAPI_TLS_CERT', fromFile('tls.certFile'));
@@ -373,7 +433,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
     housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
     configFile: file?.path ?? null,
-    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs, allowInsecure: legacyAllowInsecure },
+    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs, allowInsecure: legacyAllowInsecure, mode: legacyMode, frontOperations, shadow },
     audit: { retentionDays: auditRetentionDays },
     bruteForce,
     tls,

@@ -2,12 +2,18 @@
  * `svcapi-auth compat learn` and `svcapi-auth compat check` (docs/compat-tools.md): the command
  * lines around src/compat/learn.ts and src/compat/check.ts. The password is read from stdin
  * (`--password-stdin`) or a no-echo prompt, never from arguments, and never printed.
+ * `svcapi-auth compat shadow-report` shows the differences the shadow and front modes kept in
+ * the database (src/compat/shadow.ts; docs/cutover.md "Front and shadow").
  *
  * Exit codes: 0 done (check: no difference); 1 refused (learn: the legacy did not log the user
  * in) or, for check, differences found; 2 usage or connection errors.
  */
 import { writeFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
+import { ConfigError, loadConfig } from '../config.js';
+import { displayText, safeJson } from '../domain/display-text.js';
+import type { ShadowDifferenceRecord } from '../store/store.js';
+import { withExistingStore } from './cli-store.js';
 import { acceptedDeviations, CheckError, jsonReport, markdownReport, runCheck, summaryLine, type CaseOutcome } from '../compat/check.js';
 import { DEFAULT_PROBE_LIMITS, type ProbeLimits } from '../compat/http-probe.js';
 import { learnProfile, LearnError } from '../compat/learn.js';
@@ -46,6 +52,34 @@ function printDifference(io: CliIo, outcome: CaseOutcome): void {
   const diff = outcome.diff.split('\n');
   const shown = diff.length > 60 ? [...diff.slice(0, 60), `... (${diff.length - 60} more lines; see --report)`] : diff;
   io.stdout.write(`DIFFERENT: ${outcome.name}\n  ${outcome.request.method} ${outcome.request.target.length > 160 ? `${outcome.request.target.slice(0, 160)}...` : outcome.request.target}\n${shown.map((l) => `  ${l}`).join('\n')}\n`);
+}
+
+function limitArg(text: string): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1 || Number(text) > 100_000) throw new InvalidArgumentError('expected a whole number from 1 to 100000.');
+  return Number(text.trim());
+}
+
+/** A kept document (written by the service as JSON), or its text if it is not JSON. */
+function document(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** One kept difference for a terminal: what was asked, and the diff (every line made safe to print). */
+function printShadowDifference(io: CliIo, d: ShadowDifferenceRecord): void {
+  const request = document(d.requestJson) as { method?: string; target?: string; headers?: Record<string, string>; body?: string };
+  const lines = [
+    `#${d.id}  ${d.at.toISOString()}  ${d.mode}  ${d.operation ?? '-'}  ${d.binding}`,
+    `  ${request.method ?? '?'} ${request.target ?? '?'}`,
+    ...Object.entries(request.headers ?? {}).map(([n, v]) => `  ${n}: ${v}`),
+    ...(request.body === undefined || request.body === '' ? [] : [`  body: ${request.body.length > 400 ? `${request.body.slice(0, 400)}...` : request.body}`]),
+    ...d.diff.replace(/\n$/, '').split('\n').map((l) => `  ${l}`),
+    '',
+  ];
+  io.stdout.write(lines.map(displayText).join('\n') + '\n');
 }
 
 export function registerCompatCommands(program: Command, io: CliIo, setExitCode: (code: number) => void): void {
@@ -120,5 +154,34 @@ export function registerCompatCommands(program: Command, io: CliIo, setExitCode:
       io.stdout.write(`${summaryLine(result)}\n`);
       setExitCode(result.different > 0 ? 1 : 0);
     });
-}
 
+  compat.command('shadow-report')
+    .description('show the differences the shadow and front modes kept (newest first): the request and both answers, credentials as fingerprints')
+    .option('--limit <n>', 'at most this many differences (default 20)', limitArg, 20)
+    .option('--json', 'one JSON object per line, with both answers')
+    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .action(async (options: { limit: number; json?: boolean; db?: string }) => {
+      let databaseUrl: string;
+      try {
+        databaseUrl = loadConfig({ flags: { db: options.db }, env: io.env }).databaseUrl;
+      } catch (error) {
+        if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
+        throw error;
+      }
+      const rows = await withExistingStore(databaseUrl, (store) => store.listShadowDifferences(options.limit));
+      if (options.json === true) {
+        for (const d of rows) {
+          io.stdout.write(`${safeJson({
+            id: d.id, at: d.at.toISOString(), mode: d.mode, operation: d.operation, binding: d.binding,
+            request: document(d.requestJson), legacy: document(d.legacyJson), ours: document(d.oursJson), diff: d.diff,
+          })}\n`);
+        }
+        return;
+      }
+      if (rows.length === 0) {
+        io.stdout.write('No differences kept (shadow and front modes keep the last legacy.shadow.keep).\n');
+        return;
+      }
+      for (const d of rows) printShadowDifference(io, d);
+    });
+}

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
@@ -9,6 +10,8 @@ import { createAuthService } from '../domain/service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
+import { createLegacyMirror, type LegacyMirror } from '../compat/shadow.js';
+import { dryRunStore } from '../store/dry-run-store.js';
 import { createLegacyGuard, legacyAnswerRules } from '../domain/legacy-guard.js';
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
@@ -22,6 +25,8 @@ import { openCliStore } from './cli-store.js';
 const PRIORITY_PROBE_DELAY_MS = 1000;
 /** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
 const GPS_APP_ID = 2;
+/** The key of the fingerprints in kept shadow differences (src/compat/shadow-redaction.ts), one per installation. */
+const SHADOW_FINGERPRINT_SECRET = 'shadow-fingerprint';
 
 /** How to write the listening host in a URL a person can open. */
 function urlHost(host: string, address: AddressInfo): string {
@@ -90,6 +95,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   let prioritySet: Promise<void> | undefined;
   const probeCancel = new AbortController();
   let logs: LogDestination | undefined;
+  let mirror: LegacyMirror | undefined;
   const reopenLogs = (): void => logs?.reopen();
   try {
     // Buffered and asynchronous (log-destination.ts): no write per request; flushed at the end.
@@ -121,8 +127,9 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       }
       ops.readiness.reportLegacy(() => legacy.status());
     }
+    const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
-      store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
+      store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
@@ -130,7 +137,35 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });
     const https = await readTlsFiles(config);
-    const app = await buildApp({ service, config, logger, fastAccessLog: config.accessLogFast, onRequestDone: ops.metrics.observeRequest, draining: ops.draining, ...(https && { https }) });
+    // Shadow and front modes (docs/cutover.md "Front and shadow"): live traffic compared with the old service.
+    const legacyUrl = config.legacy.url;
+    if (legacyUrl !== null && (config.legacy.mode === 'front' || config.legacy.shadow.rate > 0)) {
+      const fingerprintKey = await store.installationSecret(SHADOW_FINGERPRINT_SECRET, randomBytes(32).toString('base64url'));
+      mirror = createLegacyMirror({
+        settings: { ...config.legacy, url: legacyUrl },
+        profile: config.compat.profile, store, fingerprintKey, logger,
+        onResult: ops.metrics.shadowResult, onFront: ops.metrics.frontResult,
+      });
+      const m = mirror;
+      ops.metrics.reportShadowDepth(() => m.depth());
+      const share = `${Math.round(config.legacy.shadow.rate * 10_000) / 100}%`;
+      if (config.legacy.mode === 'front') {
+        const which = config.legacy.frontOperations.length === 0 ? 'every request' : config.legacy.frontOperations.join(', ');
+        logger.warn({ legacyHost: new URL(legacyUrl).host, operations: which, compared: share }, `front mode: the old service answers ${which}; svcapi-auth compares its own answers (${share})`);
+      } else {
+        logger.info({ legacyHost: new URL(legacyUrl).host, compared: share, stateful: config.legacy.shadow.stateful }, `shadow mode: ${share} of requests also sent to the old service and compared`);
+      }
+    }
+    // Front mode's own answers are computed over a store that keeps nothing they would write
+    // (src/store/dry-run-store.ts), without brute-force counters, lazy migration or events.
+    const frontService = config.legacy.mode === 'front' ? createAuthService({
+      store: dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds,
+      tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
+    }) : undefined;
+    const app = await buildApp({
+      service, config, logger, fastAccessLog: config.accessLogFast, onRequestDone: ops.metrics.observeRequest, draining: ops.draining,
+      ...(https && { https }), ...(mirror !== undefined && { mirror }), ...(frontService !== undefined && { frontService }),
+    });
     try {
       await app.listen({ host: config.host, port: config.port });
     } catch (error) {
@@ -166,6 +201,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     await ops.shutdown(app, reason);
     return 0;
   } finally {
+    await mirror?.close();
     probeCancel.abort();
     await prioritySet;
     await ops?.close();

@@ -34,9 +34,12 @@ export interface RenderedAnswer {
   readonly body: string;
 }
 
-/** Where an answer came from: what its own host and service URL look like. */
+/**
+ * Where an answer came from: what its own host and service URL look like. The origin and host
+ * as the service writes them (a Host header's `:80` kept), so a URL or its parts.
+ */
 export interface AnswerSide {
-  readonly url: URL;
+  readonly url: Pick<URL, 'origin' | 'host'>;
   readonly path: string;
 }
 

@@ -23,6 +23,8 @@ import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from '../contract/compat-p
 import { OPERATIONS, SERVICE_PATH } from '../contract/operations.js';
 import type { AuthService, CallerContext } from '../domain/auth-service.js';
 import { ServerBusyError } from '../domain/server-busy-error.js';
+import type { RawAnswer } from '../compat/answer-compare.js';
+import { relayedHeaders, type LegacyMirror } from '../compat/shadow.js';
 import { compileContract, type CompiledContract, type CompiledOperation } from '../wire/compiled-contract.js';
 import { compileDisco } from '../wire/disco.js';
 import { httpSysErrorResponse } from '../wire/error-pages.js';
@@ -81,6 +83,16 @@ export interface AppOptions {
   readonly draining?: () => boolean;
   /** Serve HTTPS (issue 6: --tls-cert / --tls-key): PEM certificate chain and key; TLS 1.2 or newer only. */
   readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
+  /**
+   * Shadow and front modes (src/compat/shadow.ts; docs/cutover.md): requests compared with the
+   * old service's answers, or answered by it. Absent: neither.
+   */
+  readonly mirror?: LegacyMirror;
+  /**
+   * Front mode: the service our own (unsent) answers are computed on, built over a
+   * side-effect-free view of the store (src/store/dry-run-store.ts). Default: `service`.
+   */
+  readonly frontService?: AuthService;
 }
 
 /** The service's public listener. */
@@ -119,6 +131,10 @@ interface Call {
   binding: Binding;
   /** The request has a body this server did not read: the connection cannot be reused. */
   unreadBody: boolean;
+  /** The body as read (POST), for the shadow and front modes. */
+  body: Uint8Array;
+  /** Front mode: the old service answers this request; our own answer goes to `ours`. */
+  front: { readonly ours: (answer: RawAnswer) => void } | null;
 }
 
 /** Path and query of the raw request target, the path percent-decoded as IIS does; null path if undecodable. */
@@ -154,6 +170,9 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   // decodeSoapRequest behind the request shape memo (src/wire/soap-shape-memo.ts).
   const decodeSoap = createSoapRequestDecoder(contract);
   const handlers = createOperationHandlers(service, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);
+  const mirror = options.mirror;
+  // Front mode's own answers, computed and compared but never sent.
+  const frontHandlers = options.frontService === undefined ? handlers : createOperationHandlers(options.frontService, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);
   const httpGet = config.http.httpGet;
   const wsdl = compileWsdl(OPERATIONS, { httpGet });
   const disco = compileDisco();
@@ -180,24 +199,102 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     return encrypted ? 'https' : 'http';
   }
 
-  /** The one place a response is written: status, ASMX's headers, nosniff, and the body. */
+  /** While draining or closing, and after a body left unread, every answer asks the client to reconnect. */
+  function mustClose(call: Call): boolean {
+    return call.unreadBody || closing || (draining?.() ?? false) || (call.req.method !== 'POST' && hasBody(call.req));
+  }
+
+  /**
+   * The one place a response of ours is answered: written to the client (status, ASMX's headers,
+   * nosniff, the body), or in front mode handed over as our own answer to compare.
+   */
   function respond(call: Call, response: WireResponse): void {
-    const { req, res } = call;
-    if (res.headersSent || res.destroyed) return;
-    const body = response.body;
+    // Front mode, requests no operation was resolved for (documentation, errors): passed on here.
+    if (call.front === null && mirror !== undefined && call.binding !== 'none' && !call.unreadBody && mirror.fronts(call.operation)) {
+      startFront(call, mirror.sample(call.operation, call.binding, false));
+    }
+    const { headers, body } = wireParts(response);
+    if (call.front !== null) return call.front.ours(rawAnswer(call, response.status, headers, body));
+    if (!write(call, response.status, headers, body)) return;
+    // Shadow: the same request to the old service, queued after the answer is on its way.
+    if (mirror !== undefined && !call.unreadBody && call.path !== null && mirror.sample(call.operation, call.binding, true)) {
+      mirror.submit({
+        mode: 'shadow', operation: call.operation, binding: call.binding, ...ourService(call),
+        request: mirror.requestOf(call.req.method ?? 'GET', call.path, call.query, call.req.headers, call.body),
+        ours: rawAnswer(call, response.status, headers, body),
+      });
+    }
+  }
+
+  /** ASMX's headers, nosniff, and the body as bytes. */
+  function wireParts(response: WireResponse): { headers: Record<string, string | number>; body: Buffer } {
+    const body = typeof response.body === 'string' ? Buffer.from(response.body) : response.body;
     const headers: Record<string, string | number> = {
       'content-type': response.contentType,
       'cache-control': response.cacheControl,
       // Browsers must not guess a type: a reflected value in a text/plain error stays text.
       'x-content-type-options': 'nosniff',
-      'content-length': typeof body === 'string' ? Buffer.byteLength(body) : body.byteLength,
+      'content-length': body.byteLength,
     };
     if (response.headers !== undefined) Object.assign(headers, response.headers);
-    // While draining or closing, and after a body left unread, every answer asks the client to reconnect.
-    if (call.unreadBody || closing || (draining?.() ?? false) || (req.method !== 'POST' && hasBody(req))) headers.connection = 'close';
-    res.writeHead(response.status, headers);
+    return { headers, body };
+  }
+
+  /** Writes an answer to the client (false: it is gone, or already answered). */
+  function write(call: Call, status: number, headers: Record<string, string | string[] | number>, body: Buffer): boolean {
+    const { res } = call;
+    if (res.headersSent || res.destroyed) return false;
+    if (mustClose(call)) headers.connection = 'close';
+    res.writeHead(status, headers);
     res.end(body);
-    finished(call, response.status);
+    finished(call, status);
+    return true;
+  }
+
+  /** An answer of ours as the comparison sees it (a HEAD answer has no body on the wire). */
+  function rawAnswer(call: Call, status: number, headers: Record<string, string | number>, body: Buffer): RawAnswer {
+    return { status, headers: Object.entries(headers).map(([n, v]) => [n, String(v)] as const), body: call.req.method === 'HEAD' ? NO_BODY : body };
+  }
+
+  /** Our origin and service path as the client reached them (WSDL and help pages carry them). */
+  function ourService(call: Call): { oursOrigin: string; oursPath: string } {
+    return { oursOrigin: serviceUrl(call, ''), oursPath: (call.path ?? SERVICE_PATH).slice(0, SERVICE_PATH.length) };
+  }
+
+  /**
+   * Front mode: the request goes to the old service now, and its answer (or, if it cannot be
+   * had, http.sys's 503 page) is the client's as soon as it arrives, whatever our own handling
+   * is doing. With `compare`, our own answer (computed without side effects, not sent) is
+   * compared with it in the background.
+   */
+  function startFront(call: Call, compare: boolean): void {
+    if (mirror === undefined || call.path === null) return;
+    const request = mirror.requestOf(call.req.method ?? 'GET', call.path, call.query, call.req.headers, call.body);
+    let deliver: (answer: RawAnswer) => void = () => undefined;
+    const ours = new Promise<RawAnswer>((resolve) => {
+      deliver = resolve;
+    });
+    call.front = { ours: (answer) => deliver(answer) };
+    const operation = call.operation;
+    const binding = call.binding;
+    void mirror.forward(request, operation, binding).then((result) => {
+      if (result.kind === 'answer') {
+        relay(call, result.answer);
+      } else {
+        const unavailable = wireParts(pageResponse(503));
+        write(call, 503, unavailable.headers, unavailable.body);
+      }
+      if (compare) mirror.submit({ mode: 'front', operation, binding, request, ...ourService(call), ours, legacy: result });
+    });
+  }
+
+  /** The old service's answer, byte for byte: status, body, its content headers (relayedHeaders). */
+  function relay(call: Call, answer: RawAnswer): void {
+    const headers: Record<string, string | string[] | number> = { ...relayedHeaders(answer), 'x-content-type-options': 'nosniff' };
+    const declared = answer.headers.find(([n]) => n === 'content-length')?.[1];
+    // A HEAD answer has no body: its Content-Length is the old service's, for the GET it stands for.
+    headers['content-length'] = call.req.method === 'HEAD' && declared !== undefined && /^\d+$/.test(declared) ? Number(declared) : answer.body.byteLength;
+    write(call, answer.status, headers, answer.body);
   }
 
   function finished(call: Call, status: number): void {
@@ -229,6 +326,18 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     return { sourceIp: sourceIp(call.req), requestId: call.id };
   }
 
+  /**
+   * Once the operation is known: in front mode for this operation, the request goes to the old
+   * service at once (its answer need not wait for ours), and our own answer is worth computing
+   * only if this request is sampled for comparison.
+   */
+  function ownAnswerWanted(call: Call): boolean {
+    if (mirror === undefined || !mirror.fronts(call.operation)) return true;
+    const compare = mirror.sample(call.operation, call.binding, false);
+    startFront(call, compare);
+    return compare;
+  }
+
   function invoke(
     call: Call,
     operation: CompiledOperation,
@@ -237,7 +346,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     form: FormCollection,
   ): ReturnType<OperationHandler> {
     const facts: RequestFacts = { ctx: callerContext(call), query, form, headers: call.req.headers };
-    return handlers[operation.name](args, facts);
+    return (call.front === null ? handlers : frontHandlers)[operation.name](args, facts);
   }
 
   function serviceUrl(call: Call, path: string): string {
@@ -263,6 +372,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     const operation = decoded.operation;
     call.binding = version === '1.1' ? 'soap11' : 'soap12';
     call.operation = operation.name;
+    if (!ownAnswerWanted(call)) return;
     try {
       // Only the JSON operations read the query string of a SOAP call (Request["login"]).
       const query = operation.spec.requestReads ? parseUrlEncoded(call.query) : FormCollection.EMPTY;
@@ -281,6 +391,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     const operation = lookup.operation;
     if (!isPost && !offersHttpGet(httpGet, operation.name)) return respond(call, httpErrorResponse({ code: 'REQUEST_FORMAT_UNRECOGNIZED', urlEnding: `/${methodName}` }));
     call.operation = operation.name;
+    if (!ownAnswerWanted(call)) return;
     let values: FormCollection;
     let query = FormCollection.EMPTY;
     let form = FormCollection.EMPTY;
@@ -357,6 +468,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   }
 
   function run(call: Call, path: string, body: Uint8Array): void {
+    call.body = body;
     try {
       const pending = dispatch(call, path, body);
       if (pending !== undefined) pending.catch((err: unknown) => internalError(call, err));
@@ -394,7 +506,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
 
   function handle(req: IncomingMessage, res: ServerResponse): void {
     const { path, query } = splitTarget(req.url ?? '/');
-    const call: Call = { req, res, id: randomUUID(), started: performance.now(), path, query, operation: null, binding: 'none', unreadBody: false };
+    const call: Call = { req, res, id: randomUUID(), started: performance.now(), path, query, operation: null, binding: 'none', unreadBody: false, body: NO_BODY, front: null };
     const method = req.method ?? '';
     if (!DISPATCHED_METHODS.has(method)) return respond(call, pageResponse(404));
     // A path with an undecodable %-escape: http.sys's "Invalid URL" page.

@@ -13,6 +13,7 @@ import { OPERATIONS } from '../contract/operations.js';
 import { LOGIN_OUTCOMES, type AuthEvents } from '../domain/auth-events.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import type { Binding, RequestDone } from '../http/app.js';
+import { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from '../compat/shadow.js';
 import type { Store } from '../store/store.js';
 import type { Readiness } from './readiness.js';
 
@@ -65,6 +66,12 @@ export interface ServiceMetrics {
   /** The hasher, counting its operations in flight (the hash queue depth gauge). */
   instrumentHasher(hasher: PasswordHasher): PasswordHasher;
   housekeepingRun(report: HousekeepingReport): void;
+  /** A comparison with the old service ended (src/compat/shadow.ts). */
+  shadowResult(outcome: ShadowOutcome, operation: string | null, binding: string): void;
+  /** Front mode: a request passed on to the old service, answered or not. */
+  frontResult(outcome: FrontOutcome, operation: string | null, binding: string): void;
+  /** The comparisons waiting, read at scrape time. */
+  reportShadowDepth(depth: () => number): void;
 }
 
 export interface MetricsOptions {
@@ -192,6 +199,33 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const runs = new Counter({ name: `${PREFIX}housekeeping_runs_total`, help: 'Housekeeping runs by task and result (ok, error).', labelNames: ['task', 'result'], registers });
   const lastRun = new Gauge({ name: `${PREFIX}housekeeping_last_success_timestamp_seconds`, help: 'When each housekeeping task last completed (Unix time).', labelNames: ['task'], registers });
 
+  const shadowResults = new Counter({
+    name: `${PREFIX}shadow_total`,
+    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full); by operation and binding of our dispatch.',
+    labelNames: ['result', 'operation', 'binding'],
+    registers,
+  });
+  const frontResults = new Counter({
+    name: `${PREFIX}front_requests_total`,
+    help: 'Front mode: requests passed on to the old service, by result: forwarded (its answer was relayed), unavailable (it could not be had: 503); by operation and binding.',
+    labelNames: ['result', 'operation', 'binding'],
+    registers,
+  });
+  let shadowDepth: () => number = () => 0;
+  new Gauge({
+    name: `${PREFIX}shadow_queue_depth`,
+    help: 'Comparisons with the old service waiting in the queue (legacy.shadow.queue at most).',
+    registers,
+    collect() {
+      this.set(shadowDepth());
+    },
+  });
+  /** Label values from fixed sets only (the request never names a label). */
+  const labels = (operation: string | null, binding: string): { operation: string; binding: string } => {
+    const b = (BINDINGS as readonly string[]).includes(binding) ? binding : 'none';
+    return { operation: operation !== null && OPERATION_NAMES.has(operation) ? operation : b === 'doc' ? 'doc' : 'none', binding: b };
+  };
+
   const events: AuthEvents = {
     loginOutcome: (e) => {
       logins.inc({ outcome: e.outcome });
@@ -226,6 +260,15 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
         verify: (passwordHash, password) => track(() => hasher.verify(passwordHash, password)),
         needsRehash: (passwordHash) => hasher.needsRehash(passwordHash),
       };
+    },
+    shadowResult(outcome, operation, binding) {
+      if (SHADOW_OUTCOMES.includes(outcome)) shadowResults.inc({ result: outcome, ...labels(operation, binding) });
+    },
+    frontResult(outcome, operation, binding) {
+      frontResults.inc({ result: outcome === 'forwarded' ? 'forwarded' : 'unavailable', ...labels(operation, binding) });
+    },
+    reportShadowDepth(depth) {
+      shadowDepth = depth;
     },
     housekeepingRun(report) {
       runs.inc({ task: report.task, result: report.ok ? 'ok' : 'error' });

@@ -85,3 +85,17 @@ export const INVALID_URL_PAGE = [
   '</BODY></HTML>',
   '',
 ].join('\r\n');
+
+/**
+ * http.sys's page when the application behind it is not available (IIS with its application
+ * pool stopped): front mode's answer when the old service cannot be reached (docs/cutover.md).
+ */
+export const SERVICE_UNAVAILABLE_PAGE = [
+  '<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01//EN""http://www.w3.org/TR/html4/strict.dtd">',
+  '<HTML><HEAD><TITLE>Service Unavailable</TITLE>',
+  '<META HTTP-EQUIV="Content-Type" Content="text/html; charset=us-ascii"></HEAD>',
+  '<BODY><h2>Service Unavailable</h2>',
+  '<hr><p>HTTP Error 503. The service is unavailable.</p>',
+  '</BODY></HTML>',
+  '',
+].join('\r\n');

@@ -7,7 +7,7 @@
 import { htmlEncode } from './xml-text.js';
 import { messageChain, type WireError } from './wire-errors.js';
 import { SOAP_CONTENT_TYPE, writeSoapFault, type SoapVersion } from './soap-envelope.js';
-import { INVALID_URL_PAGE, METHOD_NOT_ALLOWED_PAGE, NOT_FOUND_PAGE, RUNTIME_ERROR_PAGE } from './error-pages.js';
+import { INVALID_URL_PAGE, METHOD_NOT_ALLOWED_PAGE, NOT_FOUND_PAGE, RUNTIME_ERROR_PAGE, SERVICE_UNAVAILABLE_PAGE } from './error-pages.js';
 
 export interface WireResponse {
   readonly status: number;
@@ -55,8 +55,8 @@ export function httpErrorResponse(error: WireError): WireResponse {
   return { status: 500, contentType: TEXT_CONTENT_TYPE, cacheControl: CACHE_ERROR, body };
 }
 
-/** HTML pages of IIS / the ASP.NET pipeline (400: http.sys's invalid URL page). */
-export function pageResponse(status: 400 | 404 | 405 | 500): WireResponse {
+/** HTML pages of IIS / the ASP.NET pipeline (400: http.sys's invalid URL page; 503: http.sys's, no application). */
+export function pageResponse(status: 400 | 404 | 405 | 500 | 503): WireResponse {
   switch (status) {
     case 400:
       return { status, contentType: 'text/html; charset=us-ascii', cacheControl: CACHE_ERROR, body: INVALID_URL_PAGE };
@@ -66,5 +66,7 @@ export function pageResponse(status: 400 | 404 | 405 | 500): WireResponse {
       return { status, contentType: HTML_CONTENT_TYPE, cacheControl: CACHE_ERROR, body: METHOD_NOT_ALLOWED_PAGE, headers: { allow: 'GET, HEAD, POST' } };
     case 500:
       return { status, contentType: HTML_CONTENT_TYPE, cacheControl: CACHE_ERROR, body: RUNTIME_ERROR_PAGE };
+    case 503:
+      return { status, contentType: 'text/html; charset=us-ascii', cacheControl: CACHE_ERROR, body: SERVICE_UNAVAILABLE_PAGE };
   }
 }

@@ -21,6 +21,9 @@ import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { HttpGetOption } from '../../src/wire/http-get-option.js';
 import type { CompatProfile } from '../../src/contract/compat-profile.js';
+import type { LegacyMirror } from '../../src/compat/shadow.js';
+import { dryRunStore } from '../../src/store/dry-run-store.js';
+import type { Logger } from 'pino';
 
 export interface TestStack {
   readonly app: AsmxApp;
@@ -54,6 +57,10 @@ export interface StackOptions {
    * (unless `legacyRules` says otherwise). None: svcapi-auth's own choices.
    */
   readonly profile?: CompatProfile;
+  /** Shadow or front mode (src/compat/shadow.ts): the mirror, built on the stack's store; front mode's own answers on a side-effect-free view of it. */
+  readonly mirror?: (store: Store) => LegacyMirror;
+  /** A logger for the app (default none). */
+  readonly logger?: Logger;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -71,10 +78,16 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
     ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
+  const mirror = options.mirror?.(store);
+  const frontService = mirror?.mode === 'front'
+    ? createAuthService({ store: dryRunStore(store), hasher, ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }) })
+    : undefined;
   const app = await buildApp({
+    ...(mirror !== undefined && { mirror }),
+    ...(frontService !== undefined && { frontService }),
     service,
     config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000, ...(options.httpGet !== undefined ? { httpGet: options.httpGet } : {}) }, timeZone: options.timeZone ?? 'UTC', ...(profile !== undefined && { compat: { profile } }) },
-    logger: false,
+    logger: options.logger ?? false,
   });
   return {
     app,
@@ -84,6 +97,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
     dbPath,
     async close() {
       await app.close();
+      await mirror?.close();
       await store.close();
       rmSync(dir, { recursive: true, force: true });
     },

@@ -1,0 +1,327 @@
+/**
+ * Shadow and front modes (docs/cutover.md "Front and shadow"): live traffic compared with the
+ * old Authentication.asmx, answer by answer, as `compat check` compares its own requests
+ * (src/compat/answer-compare.ts).
+ *
+ * - **shadow** (`legacy.mode: serve`, `legacy.shadow.rate` > 0): svcapi-auth answers; for a
+ *   sampled share of the requests, after the answer has been written, the same request goes to
+ *   the old service in the background and the two answers are compared.
+ * - **front** (`legacy.mode: front`): the old service answers (the HTTP layer passes the request
+ *   on and relays the answer byte for byte); svcapi-auth computes its own answer without sending
+ *   it, on a side-effect-free view of the store (src/store/dry-run-store.ts), and the two are
+ *   compared the same way.
+ *
+ * Comparisons wait in a bounded queue (`legacy.shadow.queue` jobs, and MAX_QUEUED_BYTES in all)
+ * and run `legacy.shadow.concurrency` at a time; a job that does not fit is dropped and counted.
+ * Every job ends as one of `same`, `different`, `error` (the old service failed or our own
+ * answer could not be computed) or `dropped`, counted by operation and binding from our own
+ * dispatch. The last `legacy.shadow.keep` differences are kept in the store, redacted
+ * (src/compat/shadow-redaction.ts), for `compat shadow-report`.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Logger } from 'pino';
+import type { CompatProfile } from '../contract/compat-profile.js';
+import { SERVICE_PATH } from '../contract/operations.js';
+import { createLegacyForwarder, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder } from '../legacy/legacy-forwarder.js';
+import type { Store } from '../store/store.js';
+import { compareAnswers, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
+import { createFingerprinter, CREDENTIAL_NAMES, redactRequest } from './shadow-redaction.js';
+
+export type ShadowOutcome = 'same' | 'different' | 'error' | 'dropped';
+export const SHADOW_OUTCOMES: readonly ShadowOutcome[] = ['same', 'different', 'error', 'dropped'];
+export type FrontOutcome = 'forwarded' | 'unavailable';
+
+/** Operations that change state in the old service: ValidateUser(JSON) issue a token, GetUserLoginURL a ticket. */
+export const STATEFUL_OPERATIONS: readonly string[] = ['ValidateUser', 'ValidateUserJSON', 'GetUserLoginURL'];
+
+/** The configuration's `legacy` settings these modes read (src/config.ts). */
+export interface MirrorSettings {
+  readonly url: string;
+  readonly timeoutMs: number;
+  readonly mode: 'serve' | 'front';
+  /** Operations answered by the old service in front mode; empty: every request. */
+  readonly frontOperations: readonly string[];
+  readonly shadow: {
+    /** Share of requests compared, 0 to 1. */
+    readonly rate: number;
+    readonly queue: number;
+    readonly concurrency: number;
+    readonly keep: number;
+    /** Shadow mode only: whether requests that change state in the old service are sent to it too. */
+    readonly stateful: boolean;
+    readonly maxResponseBytes: number;
+  };
+}
+
+/** A client's request as it goes to the old service. */
+export type MirroredRequest = ForwardRequest;
+
+export interface ShadowJob {
+  readonly mode: 'shadow' | 'front';
+  /** From our dispatch (a contract operation name), never from the request text. */
+  readonly operation: string | null;
+  readonly binding: string;
+  readonly request: MirroredRequest;
+  /** svcapi-auth's service origin and path as the client reached them (its Host header), normalised away in documentation. */
+  readonly oursOrigin: string;
+  readonly oursPath: string;
+  /** Our answer; in front mode still being computed (null: it could not be). */
+  readonly ours: RawAnswer | Promise<RawAnswer | null>;
+  /** Front mode: the old service's answer, already received (or the kind of failure). */
+  readonly legacy?: ForwardResult;
+}
+
+export interface LegacyMirror {
+  readonly mode: 'serve' | 'front';
+  /**
+   * Is this request compared? Sampling at `legacy.shadow.rate`; when we `served` it (shadow),
+   * also the stateful rule: unless `legacy.shadow.stateful`, only requests that cannot change
+   * state in the old service (a known read-only operation, documentation) are sent to it.
+   */
+  sample(operation: string | null, binding: string, served: boolean): boolean;
+  /** Front mode: does the old service answer this request? */
+  fronts(operation: string | null): boolean;
+  /** The request as it goes to the old service: its path, the query, the headers that decide the answer, the body. */
+  requestOf(method: string, path: string, query: string, headers: IncomingHttpHeaders, body: Uint8Array): MirroredRequest;
+  /** Front mode: the request passed on now (bounded; never rejects), counted as forwarded or unavailable. */
+  forward(request: MirroredRequest, operation: string | null, binding: string): Promise<ForwardResult>;
+  /** Queues a comparison; dropped (and counted) when the queue is full. Never throws. */
+  submit(job: ShadowJob): void;
+  /** Resolves once nothing is queued or running (tests, shutdown). */
+  idle(): Promise<void>;
+  /** Comparisons waiting now. */
+  depth(): number;
+  /** Stops taking jobs, waits for the running ones (at most the timeout), closes the sockets. */
+  close(): Promise<void>;
+}
+
+export interface MirrorOptions {
+  readonly settings: MirrorSettings;
+  /** The compatibility profile: the JSON operations' input names are credentials too, and may come in headers. */
+  readonly profile: CompatProfile;
+  readonly store: Pick<Store, 'insertShadowDifference'>;
+  /** The fingerprint key (an installation secret, shared by every instance on the database). */
+  readonly fingerprintKey: string;
+  readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;
+  readonly onFront?: (outcome: FrontOutcome, operation: string | null, binding: string) => void;
+  readonly logger?: Logger;
+  /** PEM CA for an https old service. */
+  readonly ca?: string | Buffer;
+  /** For tests: the sampling draw (default Math.random). */
+  readonly random?: () => number;
+}
+
+/** All queued comparisons together hold at most this many bytes of requests and answers. */
+export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+/** Front mode: exchanges with the old service at a time; one more is answered 503 at once. */
+export const FRONT_MAX_IN_FLIGHT = 256;
+/** A kept answer or diff is cut to this many characters (the report is for reading). */
+const KEPT_TEXT_CHARS = 16 * 1024;
+/** Longest time a diff of a kept difference may take (a hostile answer must not hold the event loop). */
+const DIFF_TIMEOUT_MS = 50;
+/** The headers that decide an ASMX answer, passed on to the old service. */
+const FORWARDED_HEADERS = ['content-type', 'soapaction', 'authorization', 'cookie'];
+/**
+ * The old service's headers relayed to the client in front mode: what describes the content
+ * (and the 405 page's Allow). Not Server, X-Powered-By, X-AspNet-Version, nor the connection's.
+ */
+const RELAYED_HEADERS: ReadonlySet<string> = new Set([
+  'content-type', 'cache-control', 'expires', 'pragma', 'vary', 'content-language', 'content-disposition',
+  'location', 'set-cookie', 'www-authenticate', 'allow',
+]);
+
+/** The old service's answer headers a client of front mode receives. */
+export function relayedHeaders(answer: RawAnswer): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const [name, value] of answer.headers) {
+    if (!RELAYED_HEADERS.has(name)) continue;
+    const had = out[name];
+    out[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
+  }
+  return out;
+}
+
+function headerText(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function cut(text: string): string {
+  return text.length <= KEPT_TEXT_CHARS ? text : `${text.slice(0, KEPT_TEXT_CHARS)}... (${text.length} characters in all)`;
+}
+
+const FAILURE_TEXT: Readonly<Record<ForwardFailure, string>> = {
+  timeout: 'no complete answer in time',
+  'too-large': 'an answer over the size limit',
+  connection: 'connection failed',
+  tls: 'TLS failed',
+  busy: 'too many exchanges in flight',
+  unsendable: 'the request cannot be sent',
+};
+
+export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
+  const { settings, logger } = options;
+  const s = settings.shadow;
+  const legacyUrl = new URL(settings.url);
+  const random = options.random ?? Math.random;
+  const fronts = new Set(settings.frontOperations);
+  const stateful = new Set(STATEFUL_OPERATIONS);
+  const common = { url: settings.url, timeoutMs: settings.timeoutMs, maxResponseBytes: s.maxResponseBytes, ...(options.ca !== undefined && { ca: options.ca }) };
+  // Two pools: the background comparisons never take a socket a client of front mode waits for.
+  const shadowForwarder: LegacyForwarder = createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
+  const frontForwarder: LegacyForwarder | null = settings.mode === 'front' ? createLegacyForwarder({ ...common, maxInFlight: FRONT_MAX_IN_FLIGHT }) : null;
+  const legacySide: AnswerSide = { url: legacyUrl, path: legacyUrl.pathname };
+
+  // Names that carry credentials: the usual parameters and the profile's JSON inputs.
+  const jsonInputs = [options.profile.json.validateUser.inputs, options.profile.json.validateUserToken.inputs];
+  const userNames = options.profile.json.validateUser.inputs.names;
+  const tokenNames = options.profile.json.validateUserToken.inputs.names;
+  const credentialNames = new Set([...CREDENTIAL_NAMES, userNames.login ?? 'login', userNames.password ?? 'password', tokenNames.token ?? 'token'].map((n) => n.toLowerCase()));
+  // The JSON operations may read their inputs from headers: those are passed on too.
+  const forwarded = [...new Set([...FORWARDED_HEADERS, ...jsonInputs.filter((i) => i.sources.includes('header')).flatMap((i) => Object.values(i.names).map((n) => String(n).toLowerCase()))])];
+  const fingerprint = createFingerprinter(options.fingerprintKey);
+
+  const queue: Array<{ job: ShadowJob; bytes: number }> = [];
+  let queuedBytes = 0;
+  let running = 0;
+  let pumpScheduled = false;
+  let closed = false;
+  let idleWaiters: Array<() => void> = [];
+  let lastFailure: ForwardFailure | null = null;
+
+  const count = (outcome: ShadowOutcome, job: Pick<ShadowJob, 'operation' | 'binding'>): void => options.onResult?.(outcome, job.operation, job.binding);
+
+  /** Logs when the old service stops or starts answering (once per change, not per request). */
+  function noteExchange(result: ForwardResult, mode: string): void {
+    const failure = result.kind === 'failed' ? result.reason : null;
+    if (failure === lastFailure) return;
+    if (failure === null) logger?.info({ mode }, 'legacy service answers again');
+    else logger?.warn({ mode, reason: failure }, `legacy service: ${FAILURE_TEXT[failure]}`);
+    lastFailure = failure;
+  }
+
+  function settleIdle(): void {
+    if (queue.length > 0 || running > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  async function keepDifference(job: ShadowJob, legacy: RenderedAnswer, ours: RenderedAnswer): Promise<void> {
+    const redaction = redactRequest(job.request, credentialNames, fingerprint);
+    const shown = (a: RenderedAnswer): RenderedAnswer => ({ status: a.status, headers: a.headers.map((h) => redaction.scrub(h)), body: redaction.scrub(a.body) });
+    const [l, o] = [shown(legacy), shown(ours)];
+    const diff = unifiedDiff(l, o, DIFF_TIMEOUT_MS);
+    const json = (a: RenderedAnswer): string => JSON.stringify({ status: a.status, headers: a.headers, body: cut(a.body) });
+    try {
+      await options.store.insertShadowDifference({
+        at: new Date(), mode: job.mode, operation: job.operation, binding: job.binding,
+        requestJson: JSON.stringify({ ...redaction.request, body: cut(redaction.request.body) }),
+        legacyJson: json(l), oursJson: json(o), diff: cut(diff),
+      }, s.keep);
+    } catch (error) {
+      // Counted as different all the same; the database's own message carries no request data.
+      logger?.warn({ err: { name: (error as Error).name, message: (error as Error).message } }, 'shadow: a difference could not be kept');
+    }
+  }
+
+  async function run(job: ShadowJob): Promise<void> {
+    let legacy = job.legacy;
+    if (legacy === undefined) {
+      legacy = await shadowForwarder.forward(job.request);
+      noteExchange(legacy, 'shadow');
+    }
+    const ours = await job.ours;
+    if (legacy.kind !== 'answer' || ours === null) return count('error', job);
+    const oursSide: AnswerSide = { url: { origin: job.oursOrigin, host: job.oursOrigin.replace(/^[a-z]+:\/\//, '') }, path: job.oursPath };
+    const compared = compareAnswers(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined);
+    if (compared.same) return count('same', job);
+    count('different', job);
+    await keepDifference(job, compared.legacy, compared.ours);
+  }
+
+  function pump(): void {
+    while (running < s.concurrency && queue.length > 0) {
+      const next = queue.shift();
+      if (next === undefined) break;
+      queuedBytes -= next.bytes;
+      running += 1;
+      run(next.job)
+        .catch((error: unknown) => {
+          count('error', next.job);
+          logger?.error({ err: error }, 'shadow: comparison failed');
+        })
+        .finally(() => {
+          running -= 1;
+          pump();
+          settleIdle();
+        });
+    }
+  }
+
+  return {
+    mode: settings.mode,
+    sample(operation, binding, served) {
+      if (s.rate <= 0 || binding === 'none' || closed) return false;
+      if (served && !s.stateful) {
+        // Only what cannot change state in the old service: a known read-only operation, or documentation.
+        if (operation === null ? binding !== 'doc' : stateful.has(operation)) return false;
+      }
+      return s.rate >= 1 || random() < s.rate;
+    },
+    fronts(operation) {
+      if (settings.mode !== 'front') return false;
+      return fronts.size === 0 || (operation !== null && fronts.has(operation));
+    },
+    requestOf(method, path, query, headers, body) {
+      const suffix = path.slice(SERVICE_PATH.length);
+      const target = `${legacyUrl.pathname}${encodeURI(suffix)}${query === '' ? '' : `?${query}`}`;
+      const picked: Record<string, string> = {};
+      for (const name of forwarded) {
+        const value = headerText(headers[name]);
+        if (value !== undefined) picked[name] = value;
+      }
+      return { method, target, headers: picked, body };
+    },
+    async forward(request, operation, binding) {
+      const result = await (frontForwarder ?? shadowForwarder).forward(request);
+      noteExchange(result, 'front');
+      options.onFront?.(result.kind === 'answer' ? 'forwarded' : 'unavailable', operation, binding);
+      return result;
+    },
+    submit(job) {
+      const oursBytes = 'body' in job.ours ? job.ours.body.byteLength : 0;
+      const bytes = job.request.body.byteLength + oursBytes + (job.legacy?.kind === 'answer' ? job.legacy.answer.body.byteLength : 0);
+      if (closed || queue.length >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES) {
+        // A job dropped still has our pending answer (front mode): nothing waits on it.
+        if (!('body' in job.ours)) job.ours.catch(() => undefined);
+        return count('dropped', job);
+      }
+      queue.push({ job, bytes });
+      queuedBytes += bytes;
+      // Not in this turn: the client's answer is flushed before any work of ours starts.
+      if (!pumpScheduled) {
+        pumpScheduled = true;
+        setImmediate(() => {
+          pumpScheduled = false;
+          pump();
+        });
+      }
+    },
+    idle() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        settleIdle();
+      });
+    },
+    depth: () => queue.length,
+    async close() {
+      closed = true;
+      for (const { job } of queue.splice(0)) count('dropped', job);
+      queuedBytes = 0;
+      const done = this.idle();
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, settings.timeoutMs + 100).unref())]);
+      shadowForwarder.close();
+      frontForwarder?.close();
+    },
+  };
+}

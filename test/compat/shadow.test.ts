@@ -1,0 +1,332 @@
+/**
+ * Shadow and front modes end to end, against the legacy stand-in (test/support/legacy-standin.ts):
+ * svcapi-auth (in process) with a mirror toward the stand-in; requests on every binding; the
+ * outcomes counted, the differences kept in the store and read back by `compat shadow-report`.
+ *
+ * WhatsNew is left out of the "no difference with the right profile" checks: the stand-in's
+ * table (Noticias, Portuguese columns, a Destaque attribute) is written by svcapi-auth only once
+ * the news-table profile work is on main.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createLegacyMirror, type LegacyMirror, type MirrorSettings, type ShadowOutcome } from '../../src/compat/shadow.js';
+import type { CompatProfile } from '../../src/contract/compat-profile.js';
+import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
+import type { Store } from '../../src/store/store.js';
+import { buildRequest, type Args, type BindingName, BINDINGS } from '../support/asmx-client.js';
+import { startLegacyStandin, STANDIN_PROFILE, STANDIN_USER, type LegacyStandin } from '../support/legacy-standin.js';
+import { runCliCaptured } from '../support/run-cli.js';
+import { createTestStack, type TestStack } from '../support/start-app.js';
+
+const { login, password } = STANDIN_USER;
+const UNKNOWN_TOKEN = '6F1C2A9E-3B4D-4E5F-8A7B-9C0D1E2F3A4B';
+
+interface Counted {
+  readonly outcome: ShadowOutcome;
+  readonly operation: string | null;
+  readonly binding: string;
+}
+
+interface Harness {
+  readonly stack: TestStack;
+  readonly mirror: LegacyMirror;
+  readonly counted: Counted[];
+  readonly front: string[];
+  send(binding: BindingName, op: string, args: Args, extra?: { query?: string; headers?: Record<string, string> }): Promise<{ status: number; headers: Record<string, unknown>; body: string }>;
+  close(): Promise<void>;
+}
+
+type Overrides = Partial<Omit<MirrorSettings, 'shadow'>> & { shadow?: Partial<MirrorSettings['shadow']> };
+
+function settings(url: string, overrides: Overrides = {}): MirrorSettings {
+  return {
+    url, timeoutMs: 2000, mode: 'serve', frontOperations: [], ...overrides,
+    shadow: { rate: 1, queue: 256, concurrency: 4, keep: 100, stateful: false, maxResponseBytes: 1024 * 1024, ...overrides.shadow },
+  };
+}
+
+async function harness(legacyUrl: string, profile: CompatProfile | undefined, overrides: Overrides = {}): Promise<Harness> {
+  const counted: Counted[] = [];
+  const front: string[] = [];
+  let mirror: LegacyMirror | undefined;
+  const stack = await createTestStack({
+    timeZone: 'America/Sao_Paulo',
+    throttle: false,
+    ...(profile !== undefined && { profile }),
+    mirror: (store: Store) => {
+      mirror = createLegacyMirror({
+        settings: settings(legacyUrl, overrides), profile: profile ?? DEFAULT_COMPAT_PROFILE, store, fingerprintKey: 'test-key',
+        onResult: (outcome, operation, binding) => counted.push({ outcome, operation, binding }),
+        onFront: (outcome) => front.push(outcome),
+      });
+      return mirror;
+    },
+  });
+  await stack.admin.updateApplication(2, { loginUrl: 'https://gps.example/login' });
+  await stack.admin.addUser({ login, password, appIds: [2] });
+  if (mirror === undefined) throw new Error('no mirror');
+  const m = mirror;
+  return {
+    stack, mirror: m, counted, front,
+    async send(binding, op, args, extra = {}) {
+      const req = buildRequest(binding, op, args, extra.query ?? '');
+      const res = await stack.app.inject({ method: req.method, url: req.url, headers: { ...req.headers, ...extra.headers }, ...(req.payload !== undefined && { payload: req.payload }) });
+      return { status: res.statusCode, headers: res.headers, body: res.body };
+    },
+    close: () => stack.close(),
+  };
+}
+
+const outcomes = (h: Harness): string[] => h.counted.map((c) => `${c.operation ?? 'none'} ${c.binding} ${c.outcome}`);
+
+describe('shadow mode (svcapi-auth answers, the old service is asked too)', () => {
+  let standin: LegacyStandin;
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    standin = await startLegacyStandin();
+  });
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+    standin.requests.length = 0;
+    Object.assign(standin.hostility, { delayMs: 0, hugeBytes: 0, down: false });
+  });
+  afterAll(() => standin.close());
+
+  it('with the right profile: read-only requests on every binding are the same; stateful ones are not sent', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE);
+    for (const b of BINDINGS) {
+      await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+      await h.send(b, 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
+      await h.send(b, 'GetUserLoginURL', { token: UNKNOWN_TOKEN, AppID: 2 });
+    }
+    await h.send('http-post', 'ValidateUserTokenJSON', { token: UNKNOWN_TOKEN });
+    await h.stack.app.inject({ method: 'GET', url: '/Authentication.asmx?WSDL' });
+    await h.mirror.idle();
+    expect(outcomes(h).sort()).toEqual([
+      ...BINDINGS.map((b) => `ValidateUserToken ${b} same`),
+      'ValidateUserTokenJSON http-post same',
+      'none doc same',
+    ].sort());
+    // ValidateUser and GetUserLoginURL change state in the old service: not sent without legacy.shadow.stateful.
+    expect(standin.requests.map((r) => r.target + r.body).join('\n')).not.toMatch(/ValidateUser[^T]|GetUserLoginURL/);
+    expect(await h.stack.store.listShadowDifferences(10)).toEqual([]);
+  });
+
+  it('with legacy.shadow.stateful, logins are compared too: the same with the right profile', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, { shadow: { stateful: true } });
+    for (const b of BINDINGS) {
+      await h.send(b, 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
+      await h.send(b, 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+    }
+    await h.send('http-post', 'ValidateUserJSON', { login, password, AppId: 2, IPAddress: '' }, { query: `login=${login}&password=${encodeURIComponent(password)}&AppId=2` });
+    await h.mirror.idle();
+    expect(h.counted.filter((c) => c.outcome !== 'same')).toEqual([]);
+    expect(h.counted).toHaveLength(9);
+  });
+
+  it('with the wrong profile (svcapi-auth\'s own): the differences are counted and kept, with a diff', async () => {
+    h = await harness(standin.url, undefined, { shadow: { stateful: true } });
+    const answer = await h.send('soap11', 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+    // The client got our answer, not the old service's.
+    expect(answer.body).toContain('<ValidateUserResult />');
+    await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    await h.mirror.idle();
+    expect(outcomes(h)).toEqual(['ValidateUser soap11 different', 'ValidateUserToken http-get same']);
+    const kept = await h.stack.store.listShadowDifferences(10);
+    expect(kept).toHaveLength(1);
+    expect(kept[0]).toMatchObject({ mode: 'shadow', operation: 'ValidateUser', binding: 'soap11' });
+    expect(kept[0]?.diff).toContain('-<ValidateUserResult>00000000-0000-0000-0000-000000000000</ValidateUserResult>');
+    expect(kept[0]?.diff).toContain('+<ValidateUserResult />');
+  });
+
+  it('the sampled share only (legacy.shadow.rate)', async () => {
+    let draw = 0;
+    const draws = [0.05, 0.5, 0.09, 0.95];
+    h = await harness(standin.url, STANDIN_PROFILE, { shadow: { rate: 0.1 } });
+    // The harness's mirror draws Math.random; a second mirror with a scripted draw shows the rule.
+    const scripted = createLegacyMirror({ settings: settings(standin.url, { shadow: { rate: 0.1 } }), profile: STANDIN_PROFILE, store: h.stack.store, fingerprintKey: 'k', random: () => draws[draw++ % draws.length] ?? 1 });
+    expect([1, 2, 3, 4].map(() => scripted.sample('ValidateUserToken', 'soap11', true))).toEqual([true, false, true, false]);
+    expect(scripted.sample('ValidateUser', 'soap11', true)).toBe(false);
+    expect(scripted.sample(null, 'none', true)).toBe(false);
+    await scripted.close();
+  });
+
+  it('a slow old service never delays the client; past legacy.timeoutMs the comparison is an error', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, { timeoutMs: 300 });
+    standin.hostility.delayMs = 5000;
+    const started = performance.now();
+    for (const b of BINDINGS) expect((await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN })).status).toBe(200);
+    expect(performance.now() - started).toBeLessThan(250);
+    await h.mirror.idle();
+    expect(h.counted.map((c) => c.outcome)).toEqual(['error', 'error', 'error', 'error']);
+  });
+
+  it('a huge answer is cut off at legacy.shadow.maxResponseBytes: an error, nothing kept', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, { shadow: { maxResponseBytes: 64 * 1024 } });
+    standin.hostility.hugeBytes = 64 * 1024 * 1024;
+    await h.send('soap11', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    await h.mirror.idle();
+    expect(outcomes(h)).toEqual(['ValidateUserToken soap11 error']);
+    expect(await h.stack.store.listShadowDifferences(10)).toEqual([]);
+  });
+
+  it('an old service that never answers holds at most legacy.shadow.concurrency sockets; a full queue drops and counts', async () => {
+    const { createServer } = await import('node:net');
+    const sockets = new Set<import('node:net').Socket>();
+    const silent = createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as import('node:net').AddressInfo).port;
+    try {
+      h = await harness(`http://127.0.0.1:${port}/Authentication.asmx`, STANDIN_PROFILE, { timeoutMs: 400, shadow: { concurrency: 2, queue: 3 } });
+      for (let i = 0; i < 10; i++) await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(sockets.size).toBeLessThanOrEqual(2);
+      await h.mirror.idle();
+      const by = (o: string): number => h?.counted.filter((c) => c.outcome === o).length ?? 0;
+      expect(by('dropped')).toBeGreaterThanOrEqual(5);
+      expect(by('error')).toBe(10 - by('dropped'));
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+});
+
+describe('front mode (the old service answers, svcapi-auth compares itself)', () => {
+  let standin: LegacyStandin;
+  let h: Harness | undefined;
+  beforeAll(async () => {
+    standin = await startLegacyStandin();
+  });
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+    Object.assign(standin.hostility, { delayMs: 0, down: false });
+  });
+  afterAll(() => standin.close());
+
+  /** The same request straight to the stand-in. */
+  async function direct(binding: BindingName, op: string, args: Args): Promise<{ status: number; headers: Headers; body: string }> {
+    const req = buildRequest(binding, op, args);
+    const res = await fetch(`${new URL(standin.url).origin}${req.url}`, { method: req.method, headers: req.headers, ...(req.payload !== undefined && { body: req.payload }) });
+    return { status: res.status, headers: res.headers, body: await res.text() };
+  }
+
+  it('the client receives the old service\'s answers byte for byte, and the tokens it issued work there', async () => {
+    h = await harness(standin.url, undefined, { mode: 'front' });
+    for (const b of BINDINGS) {
+      for (const [op, args] of [
+        ['ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' }],
+        ['ValidateUserToken', { token: UNKNOWN_TOKEN }],
+        ['WhatsNew', { AppToken: '', AppID: 2, AppVersion: '', Language: '', qtyNews: 3 }],
+        ['ValidateUser', { login, password, AppId: 'abc', IPAddress: '' }],
+      ] as const) {
+        const ours = await h.send(b, op, args);
+        const theirs = await direct(b, op, args);
+        expect(ours.status, `${op} ${b}`).toBe(theirs.status);
+        expect(ours.body, `${op} ${b}`).toBe(theirs.body);
+        expect(ours.headers['content-type']).toBe(theirs.headers.get('content-type'));
+        expect(ours.headers['cache-control']).toBe(theirs.headers.get('cache-control'));
+        expect(ours.headers.server).toBeUndefined();
+      }
+    }
+    const login1 = await h.send('soap11', 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
+    const token = /<ValidateUserResult>([0-9A-F-]{36})</.exec(login1.body)?.[1];
+    expect(token, login1.body).toBeDefined();
+    expect((await h.send('http-get', 'ValidateUserToken', { token: token ?? '' })).body).toContain('>true<');
+    // Our own handling kept nothing: no token of ours was issued for that login.
+    expect(await h.stack.store.countActiveTokens(new Date())).toBe(0);
+    await h.mirror.idle();
+    expect(h.front.every((f) => f === 'forwarded')).toBe(true);
+  });
+
+  it('with the wrong profile, the differences are counted and kept (mode front)', async () => {
+    h = await harness(standin.url, undefined, { mode: 'front' });
+    await h.send('soap12', 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+    await h.send('http-post', 'ValidateUserJSON', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+    await h.mirror.idle();
+    // Compared concurrently: in either order.
+    expect(outcomes(h).sort()).toEqual(['ValidateUser soap12 different', 'ValidateUserJSON http-post different']);
+    const kept = await h.stack.store.listShadowDifferences(10);
+    expect(kept.map((k) => `${k.mode} ${k.operation ?? ''}`).sort()).toEqual(['front ValidateUser', 'front ValidateUserJSON']);
+  });
+
+  it('with the right profile, none (every operation but WhatsNew, on every binding)', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, { mode: 'front' });
+    for (const b of BINDINGS) {
+      await h.send(b, 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
+      await h.send(b, 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+      await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+      await h.send(b, 'GetUserLoginURL', { token: UNKNOWN_TOKEN, AppID: 2 });
+      await h.send(b, 'ValidateUserJSON', {}, { query: `login=${login}&password=${encodeURIComponent(password)}&AppId=2` });
+      await h.send(b, 'ValidateUserTokenJSON', {}, { query: `token=${UNKNOWN_TOKEN}` });
+    }
+    await h.stack.app.inject({ method: 'GET', url: '/Authentication.asmx?WSDL' });
+    await h.mirror.idle();
+    expect(h.counted.filter((c) => c.outcome !== 'same')).toEqual([]);
+    expect(h.counted).toHaveLength(25);
+  });
+
+  it('per operation: only legacy.frontOperations are passed on; the others are ours', async () => {
+    h = await harness(standin.url, undefined, { mode: 'front', frontOperations: ['ValidateUser'] });
+    expect((await h.send('soap11', 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' })).body).toContain('00000000-0000-0000-0000-000000000000');
+    // ValidateUserToken is ours: our (empty-profile) answer, shadowed like serve mode.
+    const ours = await h.send('soap11', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    expect(ours.headers['x-content-type-options']).toBe('nosniff');
+    await h.mirror.idle();
+    expect(h.front).toEqual(['forwarded']);
+  });
+
+  it('the old service down: 503 (http.sys\'s page), counted unavailable and error, and our own answer is never sent', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, { mode: 'front' });
+    standin.hostility.down = true;
+    const answer = await h.send('soap11', 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
+    expect(answer.status).toBe(503);
+    expect(answer.body).toContain('HTTP Error 503. The service is unavailable.');
+    expect(answer.body).not.toMatch(/[0-9A-F]{8}-/);
+    await h.mirror.idle();
+    expect(h.front).toEqual(['unavailable']);
+    expect(outcomes(h)).toEqual(['ValidateUser soap11 error']);
+  });
+
+  it('an old service that never answers: 503 after legacy.timeoutMs', async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, { mode: 'front', timeoutMs: 300 });
+    standin.hostility.delayMs = 10_000;
+    const started = performance.now();
+    expect((await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN })).status).toBe(503);
+    expect(performance.now() - started).toBeLessThan(2000);
+  });
+});
+
+describe('compat shadow-report', () => {
+  let standin: LegacyStandin;
+  beforeAll(async () => {
+    standin = await startLegacyStandin();
+  });
+  afterAll(() => standin.close());
+
+  it('shows the kept differences from another process (newest first, --limit, --json)', async () => {
+    const h = await harness(standin.url, undefined, { shadow: { stateful: true } });
+    try {
+      await h.send('soap11', 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+      await h.send('http-post', 'ValidateUser', { login, password: 'wrong', AppId: 2, IPAddress: '' });
+      await h.mirror.idle();
+      const db = ['--db', `sqlite:${h.stack.dbPath}`];
+      const text = await runCliCaptured(['compat', 'shadow-report', ...db]);
+      expect(text.code, text.err).toBe(0);
+      expect(text.out).toMatch(/^#2 .* shadow {2}ValidateUser {2}http-post$/m);
+      expect(text.out).toContain('  -<string xmlns="SVCAPI">00000000-0000-0000-0000-000000000000</string>\n  +<string xmlns="SVCAPI" />');
+      expect(text.out.indexOf('#2 ')).toBeLessThan(text.out.indexOf('#1 '));
+      const json = await runCliCaptured(['compat', 'shadow-report', '--json', '--limit', '1', ...db]);
+      const lines = json.out.trim().split('\n').map((l) => JSON.parse(l) as { id: number; legacy: { status: number; body: string }; ours: { body: string } });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]?.id).toBe(2);
+      expect(lines[0]?.legacy.body).toContain('00000000-0000-0000-0000-000000000000');
+    } finally {
+      await h.close();
+    }
+  });
+});
