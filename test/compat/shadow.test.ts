@@ -7,7 +7,11 @@
  * table (Noticias, Portuguese columns, a Destaque attribute) is written by svcapi-auth only once
  * the news-table profile work is on main.
  */
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createMetrics } from '../../src/ops/metrics.js';
 import { createLegacyMirror, type LegacyMirror, type MirrorSettings, type ShadowOutcome } from '../../src/compat/shadow.js';
 import type { CompatProfile } from '../../src/contract/compat-profile.js';
 import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
@@ -44,7 +48,13 @@ function settings(url: string, overrides: Overrides = {}): MirrorSettings {
   };
 }
 
-async function harness(legacyUrl: string, profile: CompatProfile | undefined, overrides: Overrides = {}): Promise<Harness> {
+interface Observers {
+  readonly logger?: Logger;
+  readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;
+  readonly onFront?: (outcome: 'forwarded' | 'unavailable', operation: string | null, binding: string) => void;
+}
+
+async function harness(legacyUrl: string, profile: CompatProfile | undefined, overrides: Overrides = {}, observe?: Observers): Promise<Harness> {
   const counted: Counted[] = [];
   const front: string[] = [];
   let mirror: LegacyMirror | undefined;
@@ -52,11 +62,19 @@ async function harness(legacyUrl: string, profile: CompatProfile | undefined, ov
     timeZone: 'America/Sao_Paulo',
     throttle: false,
     ...(profile !== undefined && { profile }),
+    ...(observe?.logger !== undefined && { logger: observe.logger }),
     mirror: (store: Store) => {
       mirror = createLegacyMirror({
         settings: settings(legacyUrl, overrides), profile: profile ?? DEFAULT_COMPAT_PROFILE, store, fingerprintKey: 'test-key',
-        onResult: (outcome, operation, binding) => counted.push({ outcome, operation, binding }),
-        onFront: (outcome) => front.push(outcome),
+        ...(observe?.logger !== undefined && { logger: observe.logger }),
+        onResult: (outcome, operation, binding) => {
+          counted.push({ outcome, operation, binding });
+          observe?.onResult?.(outcome, operation, binding);
+        },
+        onFront: (outcome, operation, binding) => {
+          front.push(outcome);
+          observe?.onFront?.(outcome, operation, binding);
+        },
       });
       return mirror;
     },
@@ -171,14 +189,13 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
   });
 
   it('an old service that never answers holds at most legacy.shadow.concurrency sockets; a full queue drops and counts', async () => {
-    const { createServer } = await import('node:net');
-    const sockets = new Set<import('node:net').Socket>();
+    const sockets = new Set<Socket>();
     const silent = createServer((socket) => {
       sockets.add(socket);
       socket.on('error', () => undefined);
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const port = (silent.address() as import('node:net').AddressInfo).port;
+    const port = (silent.address() as AddressInfo).port;
     try {
       h = await harness(`http://127.0.0.1:${port}/Authentication.asmx`, STANDIN_PROFILE, { timeoutMs: 400, shadow: { concurrency: 2, queue: 3 } });
       for (let i = 0; i < 10; i++) await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
@@ -327,6 +344,65 @@ describe('compat shadow-report', () => {
       expect(lines[0]?.legacy.body).toContain('00000000-0000-0000-0000-000000000000');
     } finally {
       await h.close();
+    }
+  });
+});
+
+describe('no secret in the kept differences, the metrics or the logs', () => {
+  it('a request with unique secret strings on every binding: none of them anywhere', async () => {
+    // A user of both sides whose login and password are unique strings; tokens are both sides' own.
+    const secretLogin = 'login-Q7xK2pZ9';
+    const secretPassword = 'pw-Vb81*Lm3&Nq5';
+    const cookieSecret = 'cookie-Rt6Yh2Uz';
+    const basicSecret = 'YmFzaWMtU2VjcmV0LTk5';
+    const standin = await startLegacyStandin({ users: [{ login: secretLogin, password: secretPassword, appIds: [2] }] });
+    let logText = '';
+    const logger = pino({ level: 'trace' }, new Writable({
+      write(chunk: Buffer, _encoding, callback) {
+        logText += chunk.toString();
+        callback();
+      },
+    }));
+    const metricsStore = await createTestStack();
+    const metrics = createMetrics({ store: metricsStore.store, processMetrics: false });
+    // The wrong (default) profile: every answer differs, so every request is kept.
+    const h = await harness(standin.url, undefined, { shadow: { stateful: true } }, { logger, onResult: metrics.shadowResult, onFront: metrics.frontResult });
+    try {
+      await h.stack.admin.addUser({ login: secretLogin, password: secretPassword, appIds: [2] });
+      const extra = { headers: { authorization: `Basic ${basicSecret}`, cookie: `ASP.NET_SessionId=${cookieSecret}; login=${secretLogin}` } };
+      const tokens: string[] = [];
+      for (const b of BINDINGS) {
+        const answer = await h.send(b, 'ValidateUser', { login: secretLogin, password: secretPassword, AppId: 2, IPAddress: '' }, extra);
+        const token = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/.exec(answer.body)?.[0];
+        expect(token, answer.body).toBeDefined();
+        tokens.push(token ?? '');
+        await h.send(b, 'ValidateUserToken', { token: token ?? '' }, extra);
+        await h.send(b, 'GetUserLoginURL', { token: token ?? '', AppID: 2 }, extra);
+        await h.send(b, 'WhatsNew', { AppToken: token ?? '', AppID: 2, AppVersion: '', Language: '', qtyNews: 1 }, extra);
+        await h.send(b, 'ValidateUserJSON', { login: secretLogin, password: secretPassword, AppId: 2, IPAddress: '' }, extra);
+        await h.send(b, 'ValidateUserTokenJSON', { token: token ?? '' }, extra);
+      }
+      // The JSON operations' other sources: the query string and headers.
+      await h.send('http-post', 'ValidateUserJSON', {}, { query: `login=${secretLogin}&password=${encodeURIComponent(secretPassword)}&AppId=2`, headers: { login: secretLogin, password: secretPassword } });
+      await h.mirror.idle();
+      const kept = await h.stack.store.listShadowDifferences(1000);
+      expect(kept.length).toBeGreaterThan(20);
+      const report = await runCliCaptured(['compat', 'shadow-report', '--json', '--limit', '1000', '--db', `sqlite:${h.stack.dbPath}`]);
+      const text = await runCliCaptured(['compat', 'shadow-report', '--limit', '1000', '--db', `sqlite:${h.stack.dbPath}`]);
+      const metricsText = await metrics.registry.metrics();
+      expect(metricsText).toContain('svcapi_auth_shadow_total{result="different",operation="ValidateUser",binding="soap11"}');
+      const everything = [report.out, report.err, text.out, metricsText, logText].join('\n');
+      const secrets = [secretLogin, secretPassword, encodeURIComponent(secretPassword), 'Vb81', cookieSecret, basicSecret, ...tokens];
+      for (const secret of secrets) expect(everything, secret).not.toContain(secret);
+      // No token-like value in the report but Guid.Empty (the old service's "no"): the legacy's
+      // tokens and tickets, and ours, are forms or fingerprints.
+      const guids = report.out.match(/[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}/g) ?? [];
+      expect(guids.filter((g) => !/^[0-]+$/.test(g))).toEqual([]);
+      expect(report.out).toMatch(/\{fp:[0-9a-f]{10}\}/);
+    } finally {
+      await h.close();
+      await metricsStore.close();
+      await standin.close();
     }
   });
 });

@@ -5,14 +5,17 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
+/** The shadow and front modes' settings, at their defaults (off). */
+const MODES = { mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 4, keep: 100, stateful: false, maxResponseBytes: 1048576 } } as const;
+
 describe('legacy configuration', () => {
   it('is off by default, with a 3 s timeout', () => {
-    expect(loadConfig({ env: {} }).legacy).toEqual({ url: null, timeoutMs: 3000, allowInsecure: false });
+    expect(loadConfig({ env: {} }).legacy).toEqual({ url: null, timeoutMs: 3000, allowInsecure: false, ...MODES });
   });
 
   it('reads SVCAPI_LEGACY_URL and SVCAPI_LEGACY_TIMEOUT_MS', () => {
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: ' https://old.example/Authentication.asmx ', SVCAPI_LEGACY_TIMEOUT_MS: '1500' } }).legacy)
-      .toEqual({ url: 'https://old.example/Authentication.asmx', timeoutMs: 1500, allowInsecure: false });
+      .toEqual({ url: 'https://old.example/Authentication.asmx', timeoutMs: 1500, allowInsecure: false, ...MODES });
   });
 
   it('refuses what is not an http(s) URL, or a timeout out of range, naming the variable', () => {
@@ -38,9 +41,38 @@ describe('legacy configuration', () => {
     try {
       const path = join(dir, 'svcapi-auth.yaml');
       writeFileSync(path, 'legacy:\n  url: http://10.0.0.5/Authentication.asmx\n  timeoutMs: 2000\n  allowInsecure: true\n');
-      expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({ url: 'http://10.0.0.5/Authentication.asmx', timeoutMs: 2000, allowInsecure: true });
+      expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({ url: 'http://10.0.0.5/Authentication.asmx', timeoutMs: 2000, allowInsecure: true, ...MODES });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('shadow and front modes: defaults, the environment, the file; front mode compares every request unless told otherwise', () => {
+    const url = 'https://old.example/Authentication.asmx';
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_RATE: '0.05' } }).legacy.shadow.rate).toBe(0.05);
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front' } }).legacy).toMatchObject({ mode: 'front', frontOperations: [], shadow: { rate: 1 } });
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front', SVCAPI_LEGACY_SHADOW_RATE: '0' } }).legacy.shadow.rate).toBe(0);
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-legacy-config-'));
+    try {
+      const path = join(dir, 'svcapi-auth.yaml');
+      writeFileSync(path, `legacy:\n  url: ${url}\n  mode: front\n  frontOperations: [ValidateUserToken, WhatsNew]\n  shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 }\n`);
+      expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({
+        url, timeoutMs: 3000, allowInsecure: false, mode: 'front', frontOperations: ['ValidateUserToken', 'WhatsNew'],
+        shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 },
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('shadow and front modes: bad values are refused, naming the setting', () => {
+    const url = 'https://old.example/Authentication.asmx';
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_MODE: 'front' } })).toThrow(/SVCAPI_LEGACY_MODE.*legacy\.url/);
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_SHADOW_RATE: '0.1' } })).toThrow(/SVCAPI_LEGACY_SHADOW_RATE.*legacy\.url/);
+    for (const rate of ['1.5', '-0.1', 'half', '5%']) expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_RATE: rate } }), rate).toThrow(/SVCAPI_LEGACY_SHADOW_RATE: expected a share from 0 to 1/);
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'proxy' } })).toThrow(/expected serve or front/);
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front', SVCAPI_LEGACY_FRONT_OPERATIONS: 'ValidateUser,Nope' } })).toThrow(/SVCAPI_LEGACY_FRONT_OPERATIONS.*"Nope"/);
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_FRONT_OPERATIONS: 'ValidateUser' } })).toThrow(/legacy\.mode to front/);
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_QUEUE: '0' } })).toThrow(/SVCAPI_LEGACY_SHADOW_QUEUE/);
   });
 });
