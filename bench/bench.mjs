@@ -17,7 +17,7 @@
  *   --quick              1 run of 3 s per cell (development)
  *   --runs N  --duration S  --warmup S  --connections 16,64
  *   --only a,b           scenarios by id (vut-soap11, vut-soap12, vut-get, vut-post, whatsnew-10,
- *                        whatsnew-100, getuserloginurl, validateuser, mixed); the ceiling's
+ *                        whatsnew-100, getuserloginurl, validateuser, mixed, shadow); the ceiling's
  *                        ValidateUserToken SOAP 1.1 always runs, as every ratio needs it
  *   --pg [URL]           also svcapi-auth on PostgreSQL (default postgres://postgres@127.0.0.1:5432/test,
  *                        or BENCH_PG_URL), in a fresh schema dropped afterwards
@@ -83,7 +83,7 @@ function parseArgs(argv) {
 function readHeader() {
   return 'usage: node bench/bench.mjs [--quick] [--runs N] [--duration S] [--warmup S] [--connections 16,64] [--only ids] [--pg [URL]]\n' +
     '                              [--client wrk|autocannon] [--cli PATH] [--no-pin] [--no-write] [--keep]\n' +
-    'Scenarios: vut-soap11 vut-soap12 vut-get vut-post whatsnew-10 whatsnew-100 getuserloginurl validateuser mixed';
+    'Scenarios: vut-soap11 vut-soap12 vut-get vut-post whatsnew-10 whatsnew-100 getuserloginurl validateuser mixed shadow';
 }
 
 // --- scenarios ---
@@ -109,6 +109,9 @@ function scenarios(token) {
       id: 'getuserloginurl', title: 'GetUserLoginURL (SOAP 1.1)', op: 'GetUserLoginURL', binding: 'soap11', args: { token, AppID: APP_ID },
       expect: (b) => /ticket=[0-9a-f-]{36}/.test(b), servers: ['svcapi', 'svcapi-pg', 'node-soap'], ref: 'getuserloginurl',
     },
+    // Shadow mode's cost (docs/cutover.md): the same server with every request also sent to a
+    // second svcapi-auth standing in for the old service (legacy.shadow.rate 1), beside it without.
+    { id: 'shadow', title: 'ValidateUserToken SOAP 1.1, shadowed at 100%', ...vut('soap11'), servers: ['svcapi', 'svcapi-shadow'], ref: 'vut-soap11' },
     {
       id: 'validateuser', title: 'ValidateUser, correct password (SOAP 1.1)', op: 'ValidateUser', binding: 'soap11',
       args: { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' },
@@ -128,6 +131,8 @@ const ROLE_LABEL = {
   'svcapi-pg-auto': 'svcapi-auth PostgreSQL, --workers auto',
   'svcapi-mixed': 'svcapi-auth SQLite, 1 process, all cores',
   'node-soap': 'node-soap (in memory)',
+  'svcapi-shadow': 'svcapi-auth SQLite, legacy.shadow.rate 1',
+  'svcapi-legacy': 'svcapi-auth SQLite as the old service (shadow target, load cores)',
 };
 
 // --- main ---
@@ -188,6 +193,7 @@ async function main() {
       for (const role of s.servers) if ((!role.startsWith('svcapi-pg') || pgDb !== null)) wanted.add(role);
     }
     if (selected('mixed')) wanted.add('svcapi-mixed');
+    if (wanted.has('svcapi-shadow')) wanted.add('svcapi-legacy');
     // The comparisons need the reference cells: node-soap's ValidateUserToken for every binding.
     if ([...wanted].some((r) => r.startsWith('svcapi')) && [...all].some((s) => selected(s.id) && s.op === 'ValidateUserToken')) wanted.add('node-soap');
 
@@ -200,6 +206,13 @@ async function main() {
       log(`bench:   ready in ${servers[role].readyMs.toFixed(0)} ms at ${servers[role].url}`);
     };
     await start('svcapi', { args: serve(sqliteDb), env: serviceEnv, cpu: layout.server, cwd: ROOT });
+    // The shadow target runs on the load generator's cores, so the server under test keeps its
+    // core to itself; its own work then slows the load generator a little (a caveat of 2 cores).
+    await start('svcapi-legacy', { args: serve(sqliteDb, ['--log-level', 'warn']), env: serviceEnv, cpu: layout.load, cwd: ROOT });
+    if (wanted.has('svcapi-shadow')) {
+      const legacyEnv = { ...serviceEnv, SVCAPI_LEGACY_URL: servers['svcapi-legacy'].url, SVCAPI_LEGACY_SHADOW_RATE: '1' };
+      await start('svcapi-shadow', { args: serve(sqliteDb), env: legacyEnv, cpu: layout.server, cwd: ROOT });
+    }
     await start('svcapi-quiet', { args: serve(sqliteDb, ['--log-level', 'warn']), env: serviceEnv, cpu: layout.server, cwd: ROOT });
     await start('svcapi-auto', { args: serve(sqliteDb, ['--workers', 'auto']), env: serviceEnv, cwd: ROOT });
     await start('svcapi-mixed', { args: serve(sqliteDb), env: serviceEnv, cwd: ROOT });
@@ -265,6 +278,7 @@ async function main() {
 
     const argonRuns = [];
     const mixedRuns = [];
+    const legacyCpuStart = servers['svcapi-legacy'] ? treeCpu(servers['svcapi-legacy'].pid) : null;
     const runsTotal = cells.filter((c) => c.skipped === null).length + (selected('mixed') && servers['svcapi-mixed'] ? 2 : 0);
     const estimate = o.runs * runsTotal * o.durationS + runsTotal * o.warmupS + (selected('validateuser') ? 2 * o.runs * o.durationS : 0);
     log(`bench: ${runsTotal} cells × ${o.runs} run(s) × ${o.durationS} s: about ${Math.ceil(estimate / 60)} min`);
@@ -304,6 +318,18 @@ async function main() {
       }
     }
 
+    if (servers['svcapi-legacy']) {
+      // What shadowing costs, per connections: throughput ratio and p99 difference (the budget: ≥ 0.90, ≤ +2 ms).
+      for (const connections of o.connections) {
+        const plain = cells.find((c) => c.scenario.id === 'shadow' && c.role === 'svcapi' && c.connections === connections);
+        const shadowed = cells.find((c) => c.scenario.id === 'shadow' && c.role === 'svcapi-shadow' && c.connections === connections);
+        if (!plain?.runs.length || !shadowed?.runs.length) continue;
+        const [a, b] = [medianOf(plain.runs, FIELDS), medianOf(shadowed.runs, FIELDS)];
+        log(`bench: shadow cost c=${connections}: ${fmtInt(a.rps)} → ${fmtInt(b.rps)} req/s (${fmtRatio(ratio(b.rps, a.rps))}), ` +
+          `p99 ${fmt(a.p99Ms)} → ${fmt(b.p99Ms)} ms (${b.p99Ms - a.p99Ms >= 0 ? '+' : ''}${fmt(b.p99Ms - a.p99Ms)} ms)`);
+      }
+      log(`bench: the shadow target used ${fmt(cpuDelta(legacyCpuStart, treeCpu(servers['svcapi-legacy'].pid)))} s of CPU (it answered the shadowed requests)`);
+    }
     const loadEnd = loadAverage();
     const results = summarise({ o, cells, servers, argonRuns, mixedRuns, machine, layout, client, startedAt, loadStart, loadEnd, throttle, pg: pgDb !== null });
     const markdown = renderMarkdown(results);
