@@ -19,6 +19,7 @@
  * (src/compat/shadow-redaction.ts), for `compat shadow-report`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { CompatProfile } from '../contract/compat-profile.js';
 import { SERVICE_PATH } from '../contract/operations.js';
@@ -109,8 +110,17 @@ export interface MirrorOptions {
   readonly ca?: string | Buffer;
   /** For tests: the sampling draw (default Math.random). */
   readonly random?: () => number;
+  /** For tests: whether the event loop is too busy for comparisons now (default: its utilisation, sampled every 100 ms). */
+  readonly busy?: () => boolean;
 }
 
+/**
+ * Comparisons yield to client traffic: while the event loop was busier than this share of the
+ * last ELU_SAMPLE_MS (event-loop utilisation), new ones are dropped and counted, so that at
+ * saturation shadowing costs next to nothing and under it uses the spare capacity.
+ */
+export const MAX_EVENT_LOOP_UTILISATION = 0.6;
+const ELU_SAMPLE_MS = 100;
 /** All queued comparisons together hold at most this many bytes of requests and answers. */
 export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** Front mode: exchanges with the old service at a time; one more is answered 503 at once. */
@@ -190,6 +200,17 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
 
   const count = (outcome: ShadowOutcome, job: Pick<ShadowJob, 'operation' | 'binding'>): void => options.onResult?.(outcome, job.operation, job.binding);
 
+  // The event loop's utilisation over the last sample: comparisons are shed while it is high.
+  let saturated = false;
+  let lastElu: EventLoopUtilization = performance.eventLoopUtilization();
+  const eluTimer = options.busy === undefined ? setInterval(() => {
+    const now = performance.eventLoopUtilization();
+    saturated = performance.eventLoopUtilization(now, lastElu).utilization > MAX_EVENT_LOOP_UTILISATION;
+    lastElu = now;
+  }, ELU_SAMPLE_MS) : null;
+  eluTimer?.unref();
+  const busy = options.busy ?? ((): boolean => saturated);
+
   /** Logs when the old service stops or starts answering (once per change, not per request). */
   function noteExchange(result: ForwardResult, mode: string): void {
     const failure = result.kind === 'failed' ? result.reason : null;
@@ -266,7 +287,14 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
         // Only what cannot change state in the old service: a known read-only operation, or documentation.
         if (operation === null ? binding !== 'doc' : stateful.has(operation)) return false;
       }
-      return s.rate >= 1 || random() < s.rate;
+      if (s.rate < 1 && random() >= s.rate) return false;
+      // Sampled, but the event loop is busy with clients: not compared (and, in front mode, our
+      // own answer not even computed).
+      if (busy()) {
+        count('dropped', { operation, binding });
+        return false;
+      }
+      return true;
     },
     fronts(operation) {
       if (settings.mode !== 'front') return false;
@@ -291,7 +319,7 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     submit(job) {
       const oursBytes = 'body' in job.ours ? job.ours.body.byteLength : 0;
       const bytes = job.request.body.byteLength + oursBytes + (job.legacy?.kind === 'answer' ? job.legacy.answer.body.byteLength : 0);
-      if (closed || queue.length >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES) {
+      if (closed || queue.length >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES || busy()) {
         // A job dropped still has our pending answer (front mode): nothing waits on it.
         if (!('body' in job.ours)) job.ours.catch(() => undefined);
         return count('dropped', job);
@@ -316,6 +344,7 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     depth: () => queue.length,
     async close() {
       closed = true;
+      if (eluTimer !== null) clearInterval(eluTimer);
       for (const { job } of queue.splice(0)) count('dropped', job);
       queuedBytes = 0;
       const done = this.idle();

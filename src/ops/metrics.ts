@@ -211,6 +211,8 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     labelNames: ['result', 'operation', 'binding'],
     registers,
   });
+  // Keys from fixed sets only (outcome, contract operation or null, binding): bounded.
+  const shadowChildren = new Map<string, { inc(): void }>();
   let shadowDepth: () => number = () => 0;
   new Gauge({
     name: `${PREFIX}shadow_queue_depth`,
@@ -262,7 +264,15 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       };
     },
     shadowResult(outcome, operation, binding) {
-      if (SHADOW_OUTCOMES.includes(outcome)) shadowResults.inc({ result: outcome, ...labels(operation, binding) });
+      // Counted for every sampled request (a dropped one too): the labelled child is looked up once.
+      const key = `${outcome}|${operation ?? ''}|${binding}`;
+      let child = shadowChildren.get(key);
+      if (child === undefined) {
+        if (!SHADOW_OUTCOMES.includes(outcome)) return;
+        child = shadowResults.labels({ result: outcome, ...labels(operation, binding) });
+        shadowChildren.set(key, child);
+      }
+      child.inc();
     },
     frontResult(outcome, operation, binding) {
       frontResults.inc({ result: outcome === 'forwarded' ? 'forwarded' : 'unavailable', ...labels(operation, binding) });

@@ -49,6 +49,7 @@ function settings(url: string, overrides: Overrides = {}): MirrorSettings {
 }
 
 interface Observers {
+  readonly busy?: () => boolean;
   readonly logger?: Logger;
   readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;
   readonly onFront?: (outcome: 'forwarded' | 'unavailable', operation: string | null, binding: string) => void;
@@ -66,6 +67,8 @@ async function harness(legacyUrl: string, profile: CompatProfile | undefined, ov
     mirror: (store: Store) => {
       mirror = createLegacyMirror({
         settings: settings(legacyUrl, overrides), profile: profile ?? DEFAULT_COMPAT_PROFILE, store, fingerprintKey: 'test-key',
+        // A test's bursts keep the event loop busy: comparisons are not shed here (one test does).
+        busy: observe?.busy ?? (() => false),
         ...(observe?.logger !== undefined && { logger: observe.logger }),
         onResult: (outcome, operation, binding) => {
           counted.push({ outcome, operation, binding });
@@ -162,11 +165,22 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
     const draws = [0.05, 0.5, 0.09, 0.95];
     h = await harness(standin.url, STANDIN_PROFILE, { shadow: { rate: 0.1 } });
     // The harness's mirror draws Math.random; a second mirror with a scripted draw shows the rule.
-    const scripted = createLegacyMirror({ settings: settings(standin.url, { shadow: { rate: 0.1 } }), profile: STANDIN_PROFILE, store: h.stack.store, fingerprintKey: 'k', random: () => draws[draw++ % draws.length] ?? 1 });
+    const scripted = createLegacyMirror({ settings: settings(standin.url, { shadow: { rate: 0.1 } }), profile: STANDIN_PROFILE, store: h.stack.store, fingerprintKey: 'k', busy: () => false, random: () => draws[draw++ % draws.length] ?? 1 });
     expect([1, 2, 3, 4].map(() => scripted.sample('ValidateUserToken', 'soap11', true))).toEqual([true, false, true, false]);
     expect(scripted.sample('ValidateUser', 'soap11', true)).toBe(false);
     expect(scripted.sample(null, 'none', true)).toBe(false);
     await scripted.close();
+  });
+
+  it('comparisons yield to client traffic: while the event loop is busy they are dropped (and counted), then resume', async () => {
+    let busy = true;
+    h = await harness(standin.url, STANDIN_PROFILE, {}, { busy: () => busy });
+    await h.send('soap11', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    busy = false;
+    await h.send('soap12', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    await h.mirror.idle();
+    expect(outcomes(h)).toEqual(['ValidateUserToken soap11 dropped', 'ValidateUserToken soap12 same']);
+    expect(standin.requests).toHaveLength(1);
   });
 
   it('a slow old service never delays the client; past legacy.timeoutMs the comparison is an error', async () => {
