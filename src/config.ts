@@ -53,6 +53,12 @@ export interface Config {
   /** The access line from a template (ops/access-log.ts); false writes it through logger.info. */
   readonly accessLogFast: boolean;
   /**
+   * Speed-ups that can be switched off (docs/architecture.md, "Caches and fast paths"): session
+   * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
+   * SOAP request shape memo.
+   */
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean };
+  /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
    */
@@ -338,6 +344,13 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     knownSourceDays: bfSetting('SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS', 'knownSourceDays', bf.knownSourceDays, 0, 3650),
   };
 
+  // --- speed-ups with an off switch (docs/architecture.md) ---
+  const performance = {
+    tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
+    newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
+    shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
+  };
+
   // --- the compatibility profile: what the old service's clients parse ---
   const compatSource = pick(flags.compat, '--compat', env, 'SVCAPI_COMPAT', fromFile('compat.profile'));
   const compatFile = compatSource === undefined ? null : resolve(compatSource.value.trim());
@@ -378,5 +391,6 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     bruteForce,
     tls,
     compat: { file: compatFile, profile: compatProfile },
+    performance,
   });
 }

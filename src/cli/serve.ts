@@ -126,6 +126,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
+      tokenCacheEntries: config.performance.tokenCacheEntries,
+      newsCacheEntries: config.performance.newsCacheEntries,
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });

@@ -88,6 +88,9 @@ describe('config file', () => {
       tickets: { ttlSeconds: 60 },
       logLevel: 'warn',
       logPretty: true,
+      logFile: null,
+      logFlushMs: 250,
+      accessLogFast: true,
       trustedProxies: ['10.0.0.5', '10.1.0.0/16', '2001:db8::/32', 'loopback'],
       management: { host: '127.0.0.2', port: 9999 },
       shutdown: { drainDelayMs: 0, timeoutMs: 1000 },
@@ -97,6 +100,7 @@ describe('config file', () => {
       audit: { retentionDays: 30 },
       tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
+      performance: { tokenCacheEntries: 50_000, newsCacheEntries: 1000, shapeMemo: true },
       bruteForce: { enabled: true, windowMs: 600000, maxDelayMs: 300000, pair: { maxAttempts: 4, baseDelayMs: 10000 }, login: { maxAttempts: 50 }, source: { maxFailures: 20 }, knownSourceDays: 7 },
     });
   });

@@ -16,6 +16,9 @@ describe('loadConfig', () => {
       tickets: { ttlSeconds: 120 },
       logLevel: 'info',
       logPretty: false,
+      logFile: null,
+      logFlushMs: 250,
+      accessLogFast: true,
       trustedProxies: [],
       management: { host: '127.0.0.1', port: 9464 },
       shutdown: { drainDelayMs: 5000, timeoutMs: 30000 },
@@ -25,6 +28,7 @@ describe('loadConfig', () => {
       audit: { retentionDays: 90 },
       tls: { certFile: null, keyFile: null },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
+      performance: { tokenCacheEntries: 50_000, newsCacheEntries: 1000, shapeMemo: true },
       bruteForce: {
         enabled: true, windowMs: 900000, maxDelayMs: 900000, pair: { maxAttempts: 5, baseDelayMs: 30000 },
         login: { maxAttempts: 100 }, source: { maxFailures: 50 }, knownSourceDays: 30,
