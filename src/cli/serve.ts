@@ -17,6 +17,7 @@ import { createLogger } from '../ops/logger.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
+import { readLegacyCa, startTokenPassthrough, type TokenPassthroughWiring } from './legacy-passthrough.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
 /** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
@@ -85,13 +86,16 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   let ops: OpsRuntime | undefined;
   let prioritySet: Promise<void> | undefined;
   const probeCancel = new AbortController();
+  let tokenPassthrough: TokenPassthroughWiring | null = null;
   try {
     const logger = createLogger({ level: config.logLevel, pretty: config.logPretty, stream: io.stdout });
     ops = await createOpsRuntime({ config, store, logger });
+    // legacy.caFile: the CA every call to the old service trusts (an https legacy.url).
+    const legacyCa = await readLegacyCa(config);
     // Lazy migration: logins unknown here are checked once by the old service, whose yes counts
     // only in its token form and after it refused a random login (domain/legacy-guard.ts).
     const legacy = config.legacy.url === null ? null : createLegacyGuard({
-      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }),
+      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs, ...(legacyCa !== undefined && { ca: legacyCa }) }),
       clock: systemClock,
       random: cryptoRandomSource,
       onChange: (status) => {
@@ -107,9 +111,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       }
       ops.readiness.reportLegacy(() => legacy.status());
     }
+    // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
+    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, ...(legacyCa !== undefined && { ca: legacyCa }) });
     const service = createAuthService({
       store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       ...(legacy !== null && { legacy }),
+      ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
     });
@@ -153,6 +160,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     probeCancel.abort();
     await prioritySet;
     await ops?.close();
+    tokenPassthrough?.close();
     stop.dispose();
     await store.close();
   }

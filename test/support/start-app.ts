@@ -16,6 +16,7 @@ import { systemClock } from '../../src/domain/clock.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import type { PasswordHasher } from '../../src/domain/password-hasher.js';
+import type { LegacyTokenPassthrough } from '../../src/domain/legacy-token-passthrough.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -47,6 +48,8 @@ export interface StackOptions {
   readonly throttle?: ThrottlePolicy | false;
   /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
   readonly hasher?: PasswordHasher;
+  /** Token passthrough: tokens unknown here asked of the old service. */
+  readonly legacyTokens?: LegacyTokenPassthrough;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -60,6 +63,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
     : createLegacyGuard({ authenticator: options.legacy, clock: options.clock ?? systemClock, random: cryptoRandomSource, ...(options.legacyRules && { rules: options.legacyRules }) });
   const service = createAuthService({
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
+    ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
