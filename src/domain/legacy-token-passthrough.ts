@@ -45,7 +45,12 @@ export type LegacyTokenReply =
   | { readonly kind: 'answer'; readonly result: string }
   | { readonly kind: 'unavailable'; readonly reason: string };
 
-/** The old service's token operations, as a client calls them (src/legacy/soap-legacy-tokens.ts). */
+/**
+ * The old service's token operations, as a client calls them (src/legacy/soap-legacy-tokens.ts).
+ * A call must settle within the client's own timeout (the SOAP client's timer destroys the
+ * request): a call in flight holds one of the `maxConcurrent` slots, and a token's other checks
+ * wait for it.
+ */
 export interface LegacyTokenService {
   validateUserToken(token: string): Promise<LegacyTokenReply>;
   getUserLoginUrl(token: string, appId: number): Promise<LegacyTokenReply>;
@@ -163,6 +168,7 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
   let circuit: CircuitState = 'closed';
   let failures = 0;
   let openedAt = 0;
+  let halfOpenedAt = 0;
   let unsafe = false;
   let ended = false;
   let probedAt = -Infinity;
@@ -220,9 +226,14 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
    * cool-down has passed, the next call admitted is the half-open probe.
    */
   function admit(now: number): 'call' | 'probe' | 'circuit_open' | 'overloaded' {
-    if (circuit === 'half_open' || (circuit === 'open' && now - openedAt < cooldownMs)) return 'circuit_open';
+    // A half-open call whose outcome never counted (it shared a random-token probe begun before
+    // the circuit opened) must not keep the circuit half-open for good: after another cool-down,
+    // another call may decide.
+    if (circuit === 'half_open' && now - halfOpenedAt < cooldownMs) return 'circuit_open';
+    if (circuit === 'open' && now - openedAt < cooldownMs) return 'circuit_open';
     if (inFlight >= maxConcurrent) return 'overloaded';
     if (circuit === 'closed') return 'call';
+    halfOpenedAt = now;
     setCircuit('half_open', 'cool-down over: one call to the legacy service decides whether it is back');
     return 'probe';
   }

@@ -220,6 +220,26 @@ describe('token passthrough', () => {
     expect(changes.map((c) => c.event)).toStrictEqual(['circuit_open', 'circuit_half_open', 'circuit_open', 'circuit_half_open', 'circuit_closed']);
   });
 
+  it('a half-open call that never reports does not keep the circuit half-open for good', async () => {
+    const legacy = scriptedLegacy();
+    const { passthrough, clock, results } = setup({ circuitFailures: 1, circuitCooldownMs: 10 * SECOND }, legacy);
+    await passthrough.check(OTHER);
+    legacy.reply = () => ({ kind: 'unavailable', reason: 'HTTP 503' });
+    await passthrough.check(TOKEN);
+    clock.advance(10 * SECOND);
+    legacy.reply = () => new Promise<LegacyTokenReply>(() => undefined); // the half-open call hangs
+    void passthrough.check(TOKEN);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect((await passthrough.check(OTHER)).valid).toBe(false);
+    expect(results.at(-1)).toBe('circuit_open');
+    clock.advance(10 * SECOND);
+    legacy.reply = undefined;
+    const third = 'C0FFEE00-0000-4ABC-9DEF-0123456789AB';
+    legacy.valid.add(third);
+    expect((await passthrough.check(third)).valid).toBe(true);
+    expect(passthrough.status().circuit).toBe('closed');
+  });
+
   it('counts a no as an answer: forged tokens never open the circuit', async () => {
     const { passthrough, changes } = setup({ circuitFailures: 2 });
     for (let i = 0; i < 10; i++) await passthrough.check(`E${String(i).padStart(7, '0')}-1234-4ABC-9DEF-0123456789AB`);
