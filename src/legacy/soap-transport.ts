@@ -106,7 +106,8 @@ export function createLegacySoapTransport(options: LegacySoapTransportOptions): 
             chunks.push(chunk);
           });
           response.on('end', () => finish({ kind: 'response', text: Buffer.concat(chunks).toString('utf8') }));
-          response.on('aborted', () => finish(unavailable('connection failed')));
+          // 'close' without 'end' first: the old service hung up mid-answer ('end' settles first otherwise).
+          response.on('close', () => finish(unavailable('connection failed')));
           response.on('error', () => finish(unavailable('connection failed')));
         });
         request.on('error', (error: NodeJS.ErrnoException) => finish(unavailable(troubleOf(error))));
