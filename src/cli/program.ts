@@ -18,6 +18,7 @@ import { formatDuration, parseDuration } from './durations.js';
 import { readPassword } from './read-password.js';
 import { serveCommand, workersArg } from './cluster.js';
 import { registerExportImport } from './export-import.js';
+import { registerNewsImport } from './news-import.js';
 import { configFileOption, logPrettyOption, managementHostOption, managementPortOption, registerOpsCommands, trustedProxiesOption } from './ops-commands.js';
 import { registerLegacyCommands } from './import-legacy.js';
 import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-command.js';
@@ -428,6 +429,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       const removed = await withAdmin(io, options, async (admin) => unwrap(await admin.removeNews(newsId)));
       io.stdout.write(`Removed news ${removed.newsId}: ${displayText(removed.title)}\n`);
     });
+  registerNewsImport(news, io);
 
   // token
   const token = program.command('token').description('manage issued tokens');
