@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 async function stackWith(whatsNew: NewsTableProfile, items: number): Promise<TestStack> {
-  const stack = await createTestStack({ whatsNew, throttle: false });
+  const stack = await createTestStack({ profile: { ...DEFAULT_COMPAT_PROFILE, whatsNew }, throttle: false });
   stacks.push(stack);
   for (let i = 0; i < items; i++) {
     await stack.store.insertNews({
