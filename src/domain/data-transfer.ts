@@ -165,7 +165,7 @@ function trustedCallersOf(record: Json): string[] {
   });
 }
 
-/** A news item's attributes (migration 7); absent in exports made before them: none. */
+/** A news item's attributes (migration 9); absent in exports made before them: none. */
 function attributesOf(record: Json): Record<string, string> {
   const v = record.attributes;
   if (v === undefined || v === null) return {};

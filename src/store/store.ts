@@ -167,7 +167,7 @@ export interface NewsRecord {
   readonly maxVersion: string | null;
   readonly membersOnly: boolean;
   /**
-   * Extra per-item values, text by name (migration 7): what a legacy news table had besides the
+   * Extra per-item values, text by name (migration 9): what a legacy news table had besides the
    * usual fields (a highlight flag, a category...), for WhatsNew columns of the compatibility
    * profile (`{ "attribute": name }`). Keys in ascending order; {} when none.
    */
