@@ -150,6 +150,7 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
       ['{"a":1}', /"attributes" must be an object of text values/],
       ['{"bad key":"x"}', /"attributes": bad attribute name "bad key"/],
     ] as const) {
+      expect((await cli(['migrate', '--db', `sqlite:${join(dir, 'bad-attributes.db')}`])).code).toBe(0);
       const file = join(dir, 'bad-attributes.jsonl');
       writeFileSync(file, `{"type":"header","format":"svcapi-auth-export","version":1}\n${news(attributes)}\n`);
       const r = await cli(['import', file, '--db', `sqlite:${join(dir, 'bad-attributes.db')}`]);
