@@ -137,6 +137,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
+      ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     });
     const https = await readTlsFiles(config);
     const app = await buildApp({ service, config, logger, fastAccessLog: config.accessLogFast, onRequestDone: ops.metrics.observeRequest, draining: ops.draining, ...(https && { https }) });

@@ -8,6 +8,7 @@ import { canonicalLanguage } from './languages.js';
 import { checkLoginUrl } from './login-url.js';
 import { compareVersions, parseVersion } from './versions.js';
 import { parseAddressRange } from './source-address.js';
+import { checkNewsAttributes } from './news-attributes.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
 import { MAX_PASSWORD_BYTES, passwordTooLong } from './password-limits.js';
 import { DEFAULT_THROTTLE_POLICY, loginThrottleReport, resetLoginThrottle, type LoginThrottleReport, type ThrottlePolicy } from './login-throttle.js';
@@ -61,6 +62,8 @@ export interface NewNewsInput {
   readonly minVersion?: string | null;
   readonly maxVersion?: string | null;
   readonly membersOnly?: boolean;
+  /** Extra values for WhatsNew columns of the compatibility profile (news-attributes.ts); default none. */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 export type RevokeTarget = { readonly login: string } | { readonly all: true };
@@ -411,6 +414,9 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       if (min !== null && minParsed === null) return invalid(`bad minimum version ${JSON.stringify(min)}: use dotted numbers like 2.5.1`);
       if (max !== null && maxParsed === null) return invalid(`bad maximum version ${JSON.stringify(max)}: use dotted numbers like 2.5.1`);
       if (minParsed && maxParsed && compareVersions(minParsed, maxParsed) > 0) return invalid(`the minimum version ${min} is above the maximum version ${max}`);
+      const attributes = input.attributes ?? {};
+      const attributeProblem = checkNewsAttributes(attributes);
+      if (attributeProblem !== null) return invalid(attributeProblem);
       const now = clock.now();
       const publishedAt = input.publishedAt ?? now;
       const expiresAt = input.expiresAt ?? null;
@@ -420,7 +426,7 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       }
       return ok(await store.insertNews({
         appId: app.appId, language, title, body: input.body, url, publishedAt, expiresAt,
-        minVersion: min, maxVersion: max, membersOnly: input.membersOnly ?? false, createdAt: now,
+        minVersion: min, maxVersion: max, membersOnly: input.membersOnly ?? false, attributes, createdAt: now,
       }));
     },
 

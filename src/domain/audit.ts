@@ -37,6 +37,7 @@ export const AUDIT_EVENT_TYPES = [
   'admin.user.throttle-reset',
   'admin.news.add',
   'admin.news.remove',
+  'admin.news.import',
   'admin.token.revoke',
   'admin.export',
   'admin.import',

@@ -8,7 +8,7 @@ import { findUserByLogin } from './logins.js';
 import { opaqueString } from './precis.js';
 import { isValidIpAddress } from './ip-address.js';
 import { languageCandidates } from './languages.js';
-import { newsLimit } from './news-selection.js';
+import { MAX_NEWS, newsLimit } from './news-selection.js';
 import { createNewsCache, NO_NEWS } from './news-cache.js';
 import { createRevisionGate } from './revision-gate.js';
 import { createAccessCache } from './access-cache.js';
@@ -67,6 +67,11 @@ export interface AuthServiceDeps {
    */
   readonly newsCacheEntries?: number;
   /**
+   * The most rows one WhatsNew answer carries, whatever qtyNews asks (compat profile
+   * `whatsNew.maxRows`); default MAX_NEWS (100).
+   */
+  readonly maxNews?: number;
+  /**
    * Issue 9: session tokens kept in memory (access-cache.ts), at most this many (default 50,000);
    * 0 reads the store on every call.
    */
@@ -94,6 +99,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     if (canonical === null) throw new Error('a token of the configured form does not read back');
     return { text, hash: hashToken(canonical) };
   };
+  const maxNews = deps.maxNews ?? MAX_NEWS;
   const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
   const legacyTokens = deps.legacyTokens ?? null;
   /** A token the store does not know: the old service's verdict while passthrough is on. */
@@ -256,7 +262,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     },
 
     async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {
-      const limit = newsLimit(input.qtyNews);
+      const limit = newsLimit(input.qtyNews, maxNews);
       if (limit === 0 || !Number.isSafeInteger(input.appId)) return NO_NEWS;
       // The application and the session come from memory only while the access revision says
       // they are unchanged (access-cache.ts): disabling the application or revoking the token

@@ -152,7 +152,8 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const logger: Logger = typeof options.logger === 'object' ? options.logger : options.logger === true ? pino() : silentLogger();
   const draining = options.draining;
   const onRequestDone = options.onRequestDone;
-  const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
+  // WhatsNew's table (names, column types, DateTime form) from the profile's whatsNew.
+  const contract: CompiledContract = compileContract({ timeZone: config.timeZone, newsTable: (config.compat?.profile ?? DEFAULT_COMPAT_PROFILE).whatsNew }, OPERATIONS);
   // decodeSoapRequest behind the request shape memo (src/wire/soap-shape-memo.ts).
   const decodeSoap = createSoapRequestDecoder(contract, undefined, { enabled: config.performance?.shapeMemo ?? true });
   const handlers = createOperationHandlers(service, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);

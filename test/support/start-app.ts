@@ -73,6 +73,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
     ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
     ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
+    ...(profile !== undefined && profile.whatsNew.maxRows !== null && { maxNews: profile.whatsNew.maxRows }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const app = await buildApp({
