@@ -197,10 +197,11 @@ http {
       const check = await httpsRequest(port, `/Authentication.asmx/ValidateUserToken?token=${token}`, { headers: { 'x-forwarded-for': `${SPOOFED}, 198.51.100.${i}` } });
       expect(check.body).toContain('<boolean xmlns="SVCAPI">true</boolean>');
     }
-    await new Promise((resolve) => setTimeout(resolve, 100)); // let the last access lines arrive
-
     // (Only this test calls these operations; the lines of other tests' requests are left aside.)
-    const proxied = instances.map((instance) => accessLines(instance).filter((l) => l.operation === 'ValidateUser' || l.operation === 'ValidateUserToken'));
+    const ours = (): Array<Array<Record<string, unknown>>> => instances.map((instance) => accessLines(instance).filter((l) => l.operation === 'ValidateUser' || l.operation === 'ValidateUserToken'));
+    // The log is written out every logFlushMs (250 ms by default): wait for the six lines, at most 5 s.
+    for (const deadline = Date.now() + 5000; ours().flat().length < 6 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    const proxied = ours();
     // Round robin: both instances served some of the six.
     expect(proxied.map((lines) => lines.length).reduce((a, b) => a + b, 0)).toBe(6);
     for (const lines of proxied) expect(lines.length).toBeGreaterThanOrEqual(2);
