@@ -240,8 +240,10 @@ http {
     // From the trusted address (as nginx connects), they are believed.
     const trusted = await send('127.0.0.1', { 'x-forwarded-for': '198.51.100.9', 'x-forwarded-proto': 'https' });
     expect(trusted).toContain(`location="https://127.0.0.1:${direct.port}/Authentication.asmx"`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const wsdlSources = accessLines(first).filter((l) => l.binding === 'doc').map((l) => l.source);
+    // The log is written out every logFlushMs (250 ms by default): wait for both lines, at most 5 s.
+    const sources = (): unknown[] => accessLines(first).filter((l) => l.binding === 'doc').map((l) => l.source);
+    for (const deadline = Date.now() + 5000; !sources().includes('198.51.100.9') && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    const wsdlSources = sources();
     expect(wsdlSources).toContain(CLIENT_ADDRESS);
     expect(wsdlSources).toContain('198.51.100.9');
     expect(wsdlSources).not.toContain(SPOOFED);
