@@ -7,6 +7,7 @@ import { newsRevision } from './005-news-revision.js';
 import { accessRevision } from './006-access-revision.js';
 import { installationSecrets } from './007-installation-secrets.js';
 import { healthProbe } from './008-health-probe.js';
+import { adminConsole } from './009-admin-console.js';
 
 export interface PostgresMigration {
   /**
@@ -18,7 +19,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, adminConsole]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
