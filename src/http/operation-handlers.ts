@@ -32,6 +32,11 @@ function int(args: readonly ParamValue[], i: number): number {
   return typeof v === 'number' ? v : 0;
 }
 
+/** One WhatsNew row in the column order of NEWS_TABLE (also what the admin console's preview renders). */
+export function newsItemRow(n: NewsItem): Row {
+  return Object.freeze([n.newsId, n.appId, n.title, n.body, n.language, n.url, n.publishedAt]);
+}
+
 /**
  * The handlers, with what the compatibility profile decides compiled once: ValidateUser's
  * failure value, the JSON operations' layouts and where they read their inputs.
@@ -61,7 +66,7 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
       );
       let rows = newsTables.get(items);
       if (rows === undefined) {
-        rows = Object.freeze(items.map((n): Row => Object.freeze([n.newsId, n.appId, n.title, n.body, n.language, n.url, n.publishedAt])));
+        rows = Object.freeze(items.map(newsItemRow));
         if (Object.isFrozen(items)) newsTables.set(items, rows);
       }
       return rows;
