@@ -440,7 +440,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         io.stdout.write(`Revoked session ${revoked.id} of ${revoked.login === null ? `user id ${revoked.userId}` : quoted(revoked.login)} (AppID ${revoked.appId})\n`);
         return;
       }
-      if ((options.user === undefined) === (options.all !== true)) throw new CliError('give an ID, --user <login> or --all', EXIT_USAGE);
+      if ((options.user === undefined) === (options.all !== true)) throw new CliError('give a session ID, or exactly one of --user <login> and --all', EXIT_USAGE);
       const count = await withAdmin(io, options, async (admin) => unwrap(await admin.revokeTokens(options.all === true ? { all: true } : { login: options.user ?? '' })));
       io.stdout.write(`Revoked ${count} token(s)\n`);
     });
