@@ -64,7 +64,8 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'content-security-policy': "default-src 'none'; style-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   'x-content-type-options': 'nosniff',
   'cache-control': 'no-store',
-  'referrer-policy': 'no-referrer',
+  // same-origin, not no-referrer: with no-referrer Chromium sends `Origin: null` on the console's own form posts.
+  'referrer-policy': 'same-origin',
   'x-frame-options': 'DENY',
 };
 
