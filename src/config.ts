@@ -53,6 +53,12 @@ export interface Config {
   /** The access line from a template (ops/access-log.ts); false writes it through logger.info. */
   readonly accessLogFast: boolean;
   /**
+   * Speed-ups that can be switched off (docs/architecture.md, "Caches and fast paths"): session
+   * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
+   * SOAP request shape memo.
+   */
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean };
+  /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
    */
@@ -77,7 +83,27 @@ export interface Config {
   /** The config file that was read (absolute path), if any. */
   readonly configFile: string | null;
   /** Lazy migration (issue 7): the old Authentication.asmx asked about logins unknown here; url null: off. */
-  readonly legacy: { readonly url: string | null; readonly timeoutMs: number; readonly allowInsecure: boolean };
+  readonly legacy: {
+    readonly url: string | null;
+    readonly timeoutMs: number;
+    readonly allowInsecure: boolean;
+    /** PEM file of the certificate(s) trusted for an https legacy.url instead of Node's bundled roots. */
+    readonly caFile: string | null;
+    /**
+     * Token passthrough (docs/cutover.md#passthrough): tokens unknown here are asked of the old
+     * service until this instant (ISO 8601, UTC); null: off.
+     */
+    readonly tokenPassthroughUntil: string | null;
+    readonly passthroughCacheSeconds: number;
+    readonly passthroughNegativeCacheSeconds: number;
+    /** Calls to the old service's token operations in flight at most. */
+    readonly maxConcurrent: number;
+    /** Whole ValidateUserToken / GetUserLoginURL call to the old service. */
+    readonly tokenTimeoutMs: number;
+    /** Consecutive failures that open the circuit breaker, and how long it stays open. */
+    readonly circuitFailures: number;
+    readonly circuitCooldownMs: number;
+  };
   /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
   readonly bruteForce: ThrottlePolicy & { readonly enabled: boolean };
   /** Audit trail (issue 6): events older than this many days are purged by housekeeping; 0 keeps them. */
@@ -201,6 +227,28 @@ function integer(source: { value: string; key: string } | undefined, fallback: n
   return n;
 }
 
+/**
+ * `off` (also false, no), or the instant passthrough ends: an ISO 8601 date and time with its
+ * offset (`2027-03-31T23:59:59Z`, `2027-03-31T23:59:59+02:00`). A date alone or a time without
+ * an offset is refused: whose midnight, which zone, would be a guess.
+ */
+export function passthroughUntil(source: SettingSource | undefined): string | null {
+  if (source === undefined) return null;
+  const text = source.value.trim();
+  if (['off', 'false', 'no', '0'].includes(text.toLowerCase())) return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.exec(text);
+  const expected = 'expected off, or the end of passthrough as an ISO 8601 date and time with its offset, like 2027-03-31T23:59:59Z';
+  if (m === null) throw new ConfigError(source.key, `${expected}, got ${JSON.stringify(source.value)}`);
+  const [year, month, day, hour, minute, second = '00'] = m.slice(1, 7).map((v) => v ?? '00') as [string, string, string, string, string, string];
+  // Date.parse rolls 2027-02-30 over into March: the fields must survive the round trip.
+  const probe = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)));
+  const exists = probe.getUTCFullYear() === Number(year) && probe.getUTCMonth() === Number(month) - 1 && probe.getUTCDate() === Number(day)
+    && probe.getUTCHours() === Number(hour) && probe.getUTCMinutes() === Number(minute) && probe.getUTCSeconds() === Number(second);
+  const ms = Date.parse(text);
+  if (!exists || !Number.isFinite(ms)) throw new ConfigError(source.key, `no such date and time: ${JSON.stringify(source.value)}`);
+  return new Date(ms).toISOString();
+}
+
 function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
@@ -315,6 +363,25 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   if (legacyUrl !== null && new URL(legacyUrl).protocol === 'http:' && !isLoopbackHost(new URL(legacyUrl).hostname) && !legacyAllowInsecure) {
     throw new ConfigError(legacySource?.key ?? 'legacy.url', `plain http to another host would send passwords in clear; use https, or set legacy.allowInsecure (SVCAPI_LEGACY_ALLOW_INSECURE=true) to accept that risk`);
   }
+  const caSource = pick(undefined, '', env, 'SVCAPI_LEGACY_CA_FILE', fromFile('legacy.caFile'));
+  const legacyCaFile = caSource === undefined ? null : resolve(caSource.value.trim());
+  if (legacyCaFile !== null && (legacyUrl === null || new URL(legacyUrl).protocol !== 'https:')) {
+    throw new ConfigError(caSource?.key ?? 'legacy.caFile', 'a CA file is for an https legacy.url; set SVCAPI_LEGACY_URL (legacy.url) to the old service\'s https address');
+  }
+  // --- token passthrough (docs/cutover.md#passthrough) ---
+  const passthroughSource = pick(undefined, '', env, 'SVCAPI_LEGACY_TOKEN_PASSTHROUGH', fromFile('legacy.tokenPassthrough'));
+  const tokenPassthroughUntil = passthroughUntil(passthroughSource);
+  if (tokenPassthroughUntil !== null && legacyUrl === null) {
+    throw new ConfigError(passthroughSource?.key ?? 'legacy.tokenPassthrough', 'token passthrough asks the old service: set SVCAPI_LEGACY_URL (legacy.url) too');
+  }
+  const legacySetting = (variable: string, key: string, fallback: number, min: number, max: number): number =>
+    integer(pick(undefined, '', env, variable, fromFile(`legacy.${key}`)), fallback, min, max);
+  const passthroughCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_CACHE_SECONDS', 'passthroughCacheSeconds', 60, 0, 3600);
+  const passthroughNegativeCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_NEGATIVE_CACHE_SECONDS', 'passthroughNegativeCacheSeconds', 10, 0, 3600);
+  const legacyMaxConcurrent = legacySetting('SVCAPI_LEGACY_MAX_CONCURRENT', 'maxConcurrent', 16, 1, 1024);
+  const legacyTokenTimeoutMs = legacySetting('SVCAPI_LEGACY_TOKEN_TIMEOUT_MS', 'tokenTimeoutMs', 1000, 100, 60_000);
+  const circuitFailures = legacySetting('SVCAPI_LEGACY_CIRCUIT_FAILURES', 'circuitFailures', 5, 1, 1000);
+  const circuitCooldownMs = legacySetting('SVCAPI_LEGACY_CIRCUIT_COOLDOWN_MS', 'circuitCooldownMs', 30_000, 1000, 3_600_000);
 
   // --- audit trail and TLS (issue 6) ---
   const auditRetentionDays = integer(pick(flags.auditRetentionDays, '--audit-retention-days', env, 'SVCAPI_AUDIT_RETENTION_DAYS', fromFile('audit.retentionDays')), 90, 0, 36_500);
@@ -341,6 +408,13 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     login: { maxAttempts: bfSetting('SVCAPI_BRUTE_FORCE_LOGIN_MAX_ATTEMPTS', 'login.maxAttempts', bf.login.maxAttempts, 1, 1_000_000) },
     source: { maxFailures: bfSetting('SVCAPI_BRUTE_FORCE_SOURCE_MAX_FAILURES', 'source.maxFailures', bf.source.maxFailures, 1, 1_000_000) },
     knownSourceDays: bfSetting('SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS', 'knownSourceDays', bf.knownSourceDays, 0, 3650),
+  };
+
+  // --- speed-ups with an off switch (docs/architecture.md) ---
+  const performance = {
+    tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
+    newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
+    shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
   };
 
   // --- the compatibility profile: what the old service's clients parse ---
@@ -379,10 +453,23 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
     housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
     configFile: file?.path ?? null,
-    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs, allowInsecure: legacyAllowInsecure },
+    legacy: {
+      url: legacyUrl,
+      timeoutMs: legacyTimeoutMs,
+      allowInsecure: legacyAllowInsecure,
+      caFile: legacyCaFile,
+      tokenPassthroughUntil,
+      passthroughCacheSeconds,
+      passthroughNegativeCacheSeconds,
+      maxConcurrent: legacyMaxConcurrent,
+      tokenTimeoutMs: legacyTokenTimeoutMs,
+      circuitFailures,
+      circuitCooldownMs,
+    },
     audit: { retentionDays: auditRetentionDays },
     bruteForce,
     tls,
     compat: { file: compatFile, profile: compatProfile },
+    performance,
   });
 }

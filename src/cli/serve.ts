@@ -18,6 +18,7 @@ import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { openCliStore } from './cli-store.js';
+import { readLegacyCa, startTokenPassthrough, type TokenPassthroughWiring } from './legacy-passthrough.js';
 import { wireConsole } from '../console/console-wiring.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
@@ -92,6 +93,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   const probeCancel = new AbortController();
   let logs: LogDestination | undefined;
   const reopenLogs = (): void => logs?.reopen();
+  let tokenPassthrough: TokenPassthroughWiring | null = null;
   try {
     // Buffered and asynchronous (log-destination.ts): no write per request; flushed at the end.
     logs = createLogDestination({ file: config.logFile, stdout: io.stdout, flushMs: config.logFlushMs });
@@ -101,10 +103,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     });
     process.on('SIGHUP', reopenLogs);
     ops = await createOpsRuntime({ config, store, logger });
+    // legacy.caFile: the CA every call to the old service trusts (an https legacy.url).
+    const legacyCa = await readLegacyCa(config);
     // Lazy migration: logins unknown here are checked once by the old service, whose yes counts
     // only in its token form and after it refused a random login (domain/legacy-guard.ts).
     const legacy = config.legacy.url === null ? null : createLegacyGuard({
-      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }),
+      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs, ...(legacyCa !== undefined && { ca: legacyCa }) }),
       // A profile file describes the old service: its token form and its "no", exactly.
       rules: legacyAnswerRules(config.compat.file === null ? null : config.compat.profile),
       clock: systemClock,
@@ -122,14 +126,20 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       }
       ops.readiness.reportLegacy(() => legacy.status());
     }
+    // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
+    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, ...(legacyCa !== undefined && { ca: legacyCa }) });
     const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
       store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
+      tokenCacheEntries: config.performance.tokenCacheEntries,
+      newsCacheEntries: config.performance.newsCacheEntries,
+      ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
+      ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     });
     const https = await readTlsFiles(config);
     const app = await buildApp({ service, config, logger, fastAccessLog: config.accessLogFast, onRequestDone: ops.metrics.observeRequest, draining: ops.draining, ...(https && { https }) });
@@ -145,7 +155,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     try {
       // The admin console on the management listener only (never the public port).
       const consoleHandler = config.console.enabled ? wireConsole({
-        store, hasher, audit: (event) => ops?.audit.record(event), throttle: config.bruteForce, timeZone: config.timeZone,
+        store, hasher, audit: (event) => ops?.audit.record(event), throttle: config.bruteForce, timeZone: config.timeZone, newsTable: config.compat.profile.whatsNew,
         sessions: { idleTimeoutMs: config.console.idleTimeoutMs, absoluteTimeoutMs: config.console.absoluteTimeoutMs },
         registry: ops.metrics.registry, logger,
       }) : undefined;
@@ -177,6 +187,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     probeCancel.abort();
     await prioritySet;
     await ops?.close();
+    tokenPassthrough?.close();
     stop.dispose();
     await store.close();
     process.off('SIGHUP', reopenLogs);

@@ -41,6 +41,8 @@ export interface ConsoleDeps {
   readonly preview: (at: Date, input: WhatsNewInput) => Promise<readonly NewsItem[]>;
   /** The DataTable XML a client receives for these items (the wire layer's writer). */
   readonly renderTable: (items: readonly NewsItem[]) => string;
+  /** WhatsNew columns of the compatibility profile filled from a news attribute (column name, attribute name). */
+  readonly attributeColumns: readonly { readonly column: string; readonly attribute: string }[];
   /** Recent failed ValidateUser attempts of a login, newest first (audit trail). */
   readonly loginFailures: (login: string, limit: number) => Promise<readonly AuditRecord[]>;
   readonly migrationReport: () => Promise<MigrationReport>;
@@ -88,6 +90,9 @@ const DONE: Readonly<Record<string, string>> = {
   'app-updated': 'Application saved.',
 };
 
+/** A form field that cannot be read: the form is shown again with this message. */
+class FormError extends Error {}
+
 class HttpError extends Error {
   constructor(readonly status: number, message: string) {
     super(message);
@@ -134,6 +139,20 @@ function intField(form: Form | URLSearchParams, name: string): number {
   const v = (form.get(name) ?? '').trim();
   return /^\d{1,10}$/.test(v) ? Number(v) : Number.NaN;
 }
+
+/** `name=value` lines as news attributes (empty lines skipped), or what is wrong with a line. */
+function parseAttributes(text: string): Record<string, string> | string {
+  const out: Record<string, string> = {};
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim() === '') continue;
+    const eq = line.indexOf('=');
+    if (eq <= 0) return `each attribute line is name=value, got ${JSON.stringify(line.slice(0, 80))}`;
+    out[line.slice(0, eq).trim()] = line.slice(eq + 1);
+  }
+  return out;
+}
+
+const attributeLines = (attributes: Readonly<Record<string, string>>): string => Object.entries(attributes).map(([k, v]) => `${k}=${v}`).join('\n');
 
 function unwrap<T>(result: AdminResult<T>): T {
   if (result.ok) return result.value;
@@ -238,15 +257,15 @@ ${error === null ? '' : html`<div class="flash error" role="alert">${error}</div
 <div><label for="app">Application</label><select id="app" name="app"><option value="">all</option>${apps.map((a) => html`<option value="${a.appId}" ${a.appId === appFilter ? html`selected` : ''}>${a.appId} · ${a.name}</option>`)}</select></div>
 <div><label for="lang">Language</label><input type="text" id="lang" name="lang" value="${langFilter}" placeholder="e.g. en, pt-BR"></div>
 </div><p><button type="submit" class="secondary">Filter</button> <a href="/admin/news/new">New news item</a></p></form>
-<table><thead><tr><th>ID</th><th>Application</th><th>Lang</th><th>Title</th><th>State</th><th>Published</th><th>Expires</th><th>Versions</th><th>Members</th><th></th></tr></thead><tbody>
+<table><thead><tr><th>ID</th><th>Application</th><th>Lang</th><th>Title</th><th>State</th><th>Published</th><th>Expires</th><th>Versions</th><th>Members</th><th>Attributes</th><th></th></tr></thead><tbody>
 ${rows.map((n) => html`<tr><td class="num">${n.newsId}</td><td>${n.appId} · ${appName.get(n.appId) ?? ''}</td><td>${n.language}</td><td>${n.title}</td><td>${newsState(n, at)}</td>
 <td>${iso(n.publishedAt)}</td><td>${iso(n.expiresAt)}</td><td>${n.minVersion ?? '*'} – ${n.maxVersion ?? '*'}</td><td>${n.membersOnly ? 'yes' : 'no'}</td>
+<td class="mono">${Object.entries(n.attributes).map(([k, v]) => html`${k}=${v.length > 40 ? `${v.slice(0, 40)}…` : v}<br>`)}</td>
 <td><a href="/admin/news/edit?id=${n.newsId}">Edit</a>
 ${n.publishedAt.getTime() > at.getTime() ? postButton(c.session, '/admin/news/publish', { id: n.newsId }, 'Publish now') : ''}
 ${n.expiresAt === null || n.expiresAt.getTime() > at.getTime() ? postButton(c.session, '/admin/news/expire', { id: n.newsId }, 'Expire now') : ''}
 ${postButton(c.session, '/admin/news/delete', { id: n.newsId }, 'Delete', 'danger')}</td></tr>`)}
-</tbody></table>${rows.length === 0 ? html`<p class="muted">No news items.</p>` : ''}
-<p class="note">Per-item extra attributes and profile-driven WhatsNew tables are not on this build yet; when they land, they belong on the edit page.</p>`;
+</tbody></table>${rows.length === 0 ? html`<p class="muted">No news items.</p>` : ''}`;
     return layout('News', c.session, body, 'news');
   }
 
@@ -269,13 +288,20 @@ ${item === null ? html`<select id="app" name="app">${apps.map((a) => html`<optio
 <div class="row"><div><label for="minVersion">Lowest app version (optional)</label><input type="text" id="minVersion" name="minVersion" value="${v('minVersion', item?.minVersion ?? '')}" placeholder="e.g. 2.0"></div>
 <div><label for="maxVersion">Highest app version (optional)</label><input type="text" id="maxVersion" name="maxVersion" value="${v('maxVersion', item?.maxVersion ?? '')}" placeholder="e.g. 2.9.9"></div></div>
 <p><label class="check"><input type="checkbox" name="membersOnly" ${checked ? html`checked` : ''}> Members only (shown only with a valid AppToken)</label></p>
+<label for="attributes">Attributes (one name=value per line)</label><textarea id="attributes" name="attributes">${v('attributes', attributeLines(item?.attributes ?? {}))}</textarea>
+<p class="muted">${deps.attributeColumns.length === 0
+    ? 'The WhatsNew table of this configuration shows no attribute; attributes are kept for a compatibility profile that does.'
+    : html`WhatsNew shows ${deps.attributeColumns.map((c, i) => html`${i > 0 ? ', ' : ''}<code>${c.attribute}</code> as column ${c.column}`)}; an item without one leaves its cell out.`}</p>
 <p><button type="submit">${item === null ? 'Create' : 'Save'}</button> <a href="/admin/news">Cancel</a></p></form>`;
     return layout(item === null ? 'New news item' : 'Edit news item', c.session, body, 'news');
   }
 
   function newsFields(form: Form): Omit<NewsPatch, 'language' | 'title' | 'body'> & { language: string | null; title: string; body: string } {
     const published = parseInputDate(form.get('publishedAt'));
+    const attributes = parseAttributes(field(form, 'attributes'));
+    if (typeof attributes === 'string') throw new FormError(attributes);
     return {
+      attributes,
       language: optional(form, 'language'),
       title: field(form, 'title'),
       body: field(form, 'body'),
@@ -289,9 +315,14 @@ ${item === null ? html`<select id="app" name="app">${apps.map((a) => html`<optio
   }
 
   async function newsCreate(c: Ctx): Promise<string | null> {
-    const f = newsFields(c.form);
-    const { language, ...rest } = f;
-    const result = await c.admin.addNews({ ...rest, appId: intField(c.form, 'app'), ...(language !== null && { language }) });
+    let result: AdminResult<NewsRecord>;
+    try {
+      const { language, ...rest } = newsFields(c.form);
+      result = await c.admin.addNews({ ...rest, appId: intField(c.form, 'app'), ...(language !== null && { language }) });
+    } catch (error) {
+      if (!(error instanceof FormError)) throw error;
+      result = { ok: false, code: 'invalid', message: error.message };
+    }
     if (!result.ok) {
       c.res.statusCode = 400;
       return newsForm(c, await c.admin.listApplications(), null, result.message, c.form);
@@ -303,9 +334,15 @@ ${item === null ? html`<select id="app" name="app">${apps.map((a) => html`<optio
   async function newsUpdate(c: Ctx): Promise<string | null> {
     const id = intField(c.form, 'id');
     const existing = unwrap(await c.admin.getNews(id));
-    const { language, ...rest } = newsFields(c.form);
-    // An empty publication time on an edit keeps the scheduled one (use Publish now to publish).
-    const result = await c.admin.updateNews(id, { ...rest, ...(language !== null && { language }) });
+    let result: AdminResult<NewsRecord>;
+    try {
+      const { language, ...rest } = newsFields(c.form);
+      // An empty publication time on an edit keeps the scheduled one (use Publish now to publish).
+      result = await c.admin.updateNews(id, { ...rest, ...(language !== null && { language }) });
+    } catch (error) {
+      if (!(error instanceof FormError)) throw error;
+      result = { ok: false, code: 'invalid', message: error.message };
+    }
     if (!result.ok) {
       c.res.statusCode = 400;
       return newsForm(c, [], existing, result.message, c.form);
@@ -341,10 +378,11 @@ ${item === null ? html`<select id="app" name="app">${apps.map((a) => html`<optio
       } else {
         const items = await deps.preview(at, { appToken: null, appId, appVersion: version === '' ? null : version, language: language === '' ? null : language, qtyNews: qty });
         result = html`<h2>WhatsNew rows (${items.length}) as of ${iso(at)}</h2>
-<table id="preview-rows"><thead><tr><th>NewsID</th><th>AppID</th><th>Title</th><th>Body</th><th>Language</th><th>URL</th><th>Published</th></tr></thead><tbody>
-${items.map((n) => html`<tr><td class="num">${n.newsId}</td><td>${n.appId}</td><td>${n.title}</td><td>${n.body}</td><td>${n.language}</td><td>${n.url}</td><td>${iso(n.publishedAt)}</td></tr>`)}
+<table id="preview-rows"><thead><tr><th>NewsID</th><th>AppID</th><th>Title</th><th>Body</th><th>Language</th><th>URL</th><th>Published</th><th>Attributes</th></tr></thead><tbody>
+${items.map((n) => html`<tr><td class="num">${n.newsId}</td><td>${n.appId}</td><td>${n.title}</td><td>${n.body}</td><td>${n.language}</td><td>${n.url}</td><td>${iso(n.publishedAt)}</td>
+<td class="mono">${Object.entries(n.attributes).map(([k, v]) => html`${k}=${v}<br>`)}</td></tr>`)}
 </tbody></table>${items.length === 0 ? html`<p class="muted">WhatsNew returns no rows for this call.</p>` : ''}
-<h2>DataTable a client receives (HTTP GET/POST layout)</h2><pre>${deps.renderTable(items)}</pre>`;
+<h2>DataTable a client receives (HTTP GET/POST layout, this configuration's WhatsNew table)</h2><pre>${deps.renderTable(items)}</pre>`;
       }
     }
     const body = html`<h1>WhatsNew preview</h1>

@@ -12,7 +12,8 @@ import type { ThrottlePolicy } from '../domain/login-throttle.js';
 import { migrationReport } from '../domain/migration-report.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import { createAuthService } from '../domain/service.js';
-import { newsItemRow } from '../http/operation-handlers.js';
+import { compileNewsRow } from '../http/news-rows.js';
+import { DEFAULT_COMPAT_PROFILE, type NewsTableProfile } from '../contract/compat-profile.js';
 import type { Store } from '../store/store.js';
 import { compileContract } from '../wire/compiled-contract.js';
 import { createConsole, type ConsoleHandler, type MetricSample } from './console-app.js';
@@ -28,6 +29,8 @@ export interface ConsoleWiring {
   readonly sessions: ConsoleSessionPolicy;
   /** DateTime offsets of the DataTable, as the service writes them (config timeZone). */
   readonly timeZone: string;
+  /** WhatsNew's table as the compatibility profile shapes it (columns, maxRows); svcapi-auth's own by default. */
+  readonly newsTable?: NewsTableProfile;
   /** Where the move dashboard's figures come from (the service's registry). */
   readonly registry?: Registry;
   readonly logger?: Logger;
@@ -37,15 +40,21 @@ export interface ConsoleWiring {
 const MOVE_METRIC = /legacy|migrat|passthrough|shadow|password_hashes|logins_total/;
 
 export function wireConsole(w: ConsoleWiring): ConsoleHandler {
-  const table = compileContract({ timeZone: w.timeZone }).table;
+  const newsTable = w.newsTable ?? DEFAULT_COMPAT_PROFILE.whatsNew;
+  // The same table writer and row mapping the public listener compiles (http/app.ts, operation-handlers.ts).
+  const table = compileContract({ timeZone: w.timeZone, newsTable }).table;
+  const rowOf = compileNewsRow(newsTable);
+  const maxRows = newsTable.maxRows;
   const accounts = createAdminAccounts({ store: w.store, hasher: w.hasher, audit: w.audit, throttle: w.throttle, sessions: w.sessions });
   return createConsole({
     accounts,
     admin: (actor) => createAdminService({ store: w.store, hasher: w.hasher, audit: w.audit, actor, throttle: w.throttle }),
     // The real WhatsNew, with its clock at the preview's time and no cache (a preview is rare).
-    preview: (at, input) => createAuthService({ store: w.store, hasher: w.hasher, clock: { now: () => at }, newsCacheEntries: 0, tokenCacheEntries: 0 })
-      .whatsNew(input, { sourceIp: '', requestId: 'console-preview' }),
-    renderTable: (items) => table.indented(items.map(newsItemRow), ''),
+    preview: (at, input) => createAuthService({
+      store: w.store, hasher: w.hasher, clock: { now: () => at }, newsCacheEntries: 0, tokenCacheEntries: 0, ...(maxRows !== null && { maxNews: maxRows }),
+    }).whatsNew({ ...input, qtyNews: maxRows === null ? input.qtyNews : Math.min(input.qtyNews, maxRows) }, { sourceIp: '', requestId: 'console-preview' }),
+    renderTable: (items) => table.indented(items.map(rowOf), ''),
+    attributeColumns: newsTable.columns.flatMap((c) => ('attribute' in c.from ? [{ column: c.name, attribute: c.from.attribute }] : [])),
     loginFailures: async (login, limit) => {
       const [failures, throttled] = await Promise.all([
         w.store.queryAudit({ login, type: 'login.failure', limit }),

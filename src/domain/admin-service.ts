@@ -11,6 +11,7 @@ import { evaluateToken } from './tokens.js';
 import { tokenFingerprint } from './audit.js';
 import type { NewsUpdate, TokenRecord } from '../store/store.js';
 import { parseAddressRange } from './source-address.js';
+import { checkNewsAttributes } from './news-attributes.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
 import { MAX_PASSWORD_BYTES, passwordTooLong } from './password-limits.js';
 import { DEFAULT_THROTTLE_POLICY, loginThrottleReport, resetLoginThrottle, type LoginThrottleReport, type ThrottlePolicy } from './login-throttle.js';
@@ -64,6 +65,8 @@ export interface NewNewsInput {
   readonly minVersion?: string | null;
   readonly maxVersion?: string | null;
   readonly membersOnly?: boolean;
+  /** Extra values for WhatsNew columns of the compatibility profile (news-attributes.ts); default none. */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 export type RevokeTarget = { readonly login: string } | { readonly all: true };
@@ -216,6 +219,8 @@ function checkNewsFields(f: NewsUpdate): NewsUpdate | string {
   if (f.minVersion !== null && minParsed === null) return `bad minimum version ${JSON.stringify(f.minVersion)}: use dotted numbers like 2.5.1`;
   if (f.maxVersion !== null && maxParsed === null) return `bad maximum version ${JSON.stringify(f.maxVersion)}: use dotted numbers like 2.5.1`;
   if (minParsed && maxParsed && compareVersions(minParsed, maxParsed) > 0) return `the minimum version ${f.minVersion ?? ''} is above the maximum version ${f.maxVersion ?? ''}`;
+  const attributeProblem = checkNewsAttributes(f.attributes);
+  if (attributeProblem !== null) return attributeProblem;
   if (Number.isNaN(f.publishedAt.getTime())) return 'bad publication date';
   if (f.expiresAt !== null && (Number.isNaN(f.expiresAt.getTime()) || f.expiresAt.getTime() <= f.publishedAt.getTime())) {
     return 'the expiry must be a date after the publication date';
@@ -476,7 +481,7 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       const fields = checkNewsFields({
         language: input.language ?? app.defaultLanguage, title: input.title, body: input.body, url: input.url ?? null,
         publishedAt: input.publishedAt ?? now, expiresAt: input.expiresAt ?? null, minVersion: input.minVersion ?? null,
-        maxVersion: input.maxVersion ?? null, membersOnly: input.membersOnly ?? false,
+        maxVersion: input.maxVersion ?? null, membersOnly: input.membersOnly ?? false, attributes: input.attributes ?? {},
       });
       if (typeof fields === 'string') return invalid(fields);
       return ok(await store.insertNews({ ...fields, appId: app.appId, createdAt: now }));
@@ -492,6 +497,7 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       const fields = checkNewsFields({
         language: pick('language'), title: pick('title'), body: pick('body'), url: pick('url'), publishedAt: pick('publishedAt'),
         expiresAt: pick('expiresAt'), minVersion: pick('minVersion'), maxVersion: pick('maxVersion'), membersOnly: pick('membersOnly'),
+        attributes: pick('attributes'),
       });
       if (typeof fields === 'string') return invalid(fields);
       const updated = await store.updateNews(newsId, fields);

@@ -38,6 +38,7 @@ export const AUDIT_EVENT_TYPES = [
   'admin.news.add',
   'admin.news.update',
   'admin.news.remove',
+  'admin.news.import',
   'admin.token.revoke',
   'admin.export',
   'admin.import',

@@ -166,10 +166,17 @@ export interface NewsRecord {
   readonly minVersion: string | null;
   readonly maxVersion: string | null;
   readonly membersOnly: boolean;
+  /**
+   * Extra per-item values, text by name (migration 9): what a legacy news table had besides the
+   * usual fields (a highlight flag, a category...), for WhatsNew columns of the compatibility
+   * profile (`{ "attribute": name }`). Keys in ascending order; {} when none.
+   */
+  readonly attributes: Readonly<Record<string, string>>;
   readonly createdAt: Date;
 }
 
-export type NewNews = Omit<NewsRecord, 'newsId'>;
+/** A news row to insert; no attributes when `attributes` is absent. */
+export type NewNews = Omit<NewsRecord, 'newsId' | 'attributes'> & { readonly attributes?: Readonly<Record<string, string>> };
 
 export interface PublishedNewsQuery {
   readonly appId: number;
@@ -202,7 +209,7 @@ export interface PublishedNewsSnapshot {
 export type RevokeScope = { readonly userId: number } | { readonly all: true } | { readonly tokenHash: string };
 
 /** The changeable fields of a news item (updateNews): everything but its id, application and creation time. */
-export type NewsUpdate = Omit<NewNews, 'appId' | 'createdAt'>;
+export type NewsUpdate = Omit<NewsRecord, 'newsId' | 'appId' | 'createdAt'>;
 
 /** Admin console roles: `editor` manages news only, `admin` everything. */
 export type AdminRole = 'editor' | 'admin';
@@ -348,6 +355,11 @@ export interface Store {
 
   // --- news ---
   insertNews(news: NewNews): Promise<NewsRecord>;
+  /**
+   * Inserts a row under a given id (news import keeps the legacy service's NewsID, which clients
+   * see); later insertNews ids continue above it. null, and nothing written, when the id is taken.
+   */
+  insertNewsWithId(newsId: number, news: NewNews): Promise<NewsRecord | null>;
   /** Every row (optionally of one application), newest first, for the operator. */
   listNews(filter?: { readonly appId?: number }): Promise<readonly NewsRecord[]>;
   /** Rows WhatsNew may show, newest first (published desc, then id desc). Version filtering is the domain's. */

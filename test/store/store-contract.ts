@@ -455,7 +455,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it('stores every field and assigns increasing ids', async () => {
         const first = await store.insertNews({ ...base, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR' });
         const second = await store.insertNews(base);
-        expect(first).toEqual({ ...base, newsId: first.newsId, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR' });
+        expect(first).toEqual({ ...base, newsId: first.newsId, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR', attributes: {} });
         expect(second.newsId).toBeGreaterThan(first.newsId);
         expect(await store.getNews(first.newsId)).toEqual(first);
         expect(await store.getNews(999_999)).toBeNull();
@@ -465,7 +465,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const row = await store.insertNews(base);
         const update = {
           language: 'de', title: 'Neu', body: 'Text', url: 'https://news.example/2', publishedAt: at(HOUR), expiresAt: at(2 * HOUR),
-          minVersion: '1.0', maxVersion: '3', membersOnly: true,
+          minVersion: '1.0', maxVersion: '3', membersOnly: true, attributes: { b: 'zwei', a: 'eins' },
         };
         const updated = await store.updateNews(row.newsId, update);
         expect(updated).toEqual({ ...row, ...update });
@@ -503,6 +503,31 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.findPublishedNews({ appId: 2, languages: [], now, includeMembersOnly: true })).toEqual([]);
       });
 
+      it('stores attributes as text by name, keys in order, and gives them back from every read', async () => {
+        await store.insertApplication(app(7));
+        const attributes = { Destaque: 'true', Categoria: 'Promoção <&> "x"', 'a.b_c-1': '', Zeta: '1,5' };
+        const n = await store.insertNews({ ...base, appId: 7, attributes });
+        const expected = { Categoria: 'Promoção <&> "x"', Destaque: 'true', Zeta: '1,5', 'a.b_c-1': '' };
+        expect(n.attributes).toEqual(expected);
+        expect(Object.keys(n.attributes)).toEqual(Object.keys(expected).sort());
+        expect((await store.getNews(n.newsId))?.attributes).toEqual(expected);
+        expect((await store.listNews({ appId: 7 }))[0]?.attributes).toEqual(expected);
+        expect((await store.findPublishedNews({ appId: 7, languages: ['en'], now: at(HOUR), includeMembersOnly: false }))[0]?.attributes).toEqual(expected);
+        expect((await store.insertNews(base)).attributes).toEqual({});
+      });
+
+      it('inserts a row under a given id once, and later ids continue above it', async () => {
+        const before = await store.insertNews(base);
+        const kept = await store.insertNewsWithId(before.newsId + 1000, { ...base, title: 'legacy 1000', attributes: { Destaque: 'false' } });
+        expect(kept).toEqual({ ...base, newsId: before.newsId + 1000, title: 'legacy 1000', attributes: { Destaque: 'false' } });
+        expect(await store.insertNewsWithId(before.newsId + 1000, { ...base, title: 'again' })).toBeNull();
+        expect((await store.getNews(before.newsId + 1000))?.title).toBe('legacy 1000');
+        // Below the highest id, in a gap: allowed, and it does not pull later ids back.
+        expect((await store.insertNewsWithId(before.newsId + 500, base))?.newsId).toBe(before.newsId + 500);
+        expect((await store.insertNews(base)).newsId).toBeGreaterThan(before.newsId + 1000);
+        expect(await store.insertNewsWithId(before.newsId, base)).toBeNull();
+      });
+
       it('deletes a row, reporting whether it existed', async () => {
         const n = await store.insertNews(base);
         expect(await store.deleteNews(n.newsId)).toBe(true);
@@ -524,6 +549,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await moved('insertNews');
         await store.insertNews({ ...base, membersOnly: true, language: 'pt' });
         await moved('second insertNews');
+        await store.insertNewsWithId(a.newsId + 100, base);
+        await moved('insertNewsWithId');
+        expect(await store.insertNewsWithId(a.newsId + 100, base)).toBeNull();
         expect(await store.deleteNews(a.newsId)).toBe(true);
         await moved('deleteNews');
         const unchanged = (await store.revisions()).news;

@@ -14,7 +14,7 @@ import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS, 
 import { parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
 import { DatabaseError } from '../database-errors.js';
 import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
-import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
@@ -62,7 +62,15 @@ const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
 
 // Columns are always listed (never *): prepared statements survive a later migration adding columns.
 const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at, trusted_callers';
-const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at';
+const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at';
+
+/** $1..$12 of the news INSERTs, in the order of their column lists. */
+function newsValues(news: NewNews): unknown[] {
+  return [
+    news.appId, news.language, news.title, news.body, news.url, news.publishedAt, news.expiresAt, news.minVersion, news.maxVersion,
+    news.membersOnly, encodeNewsAttributes(news.attributes), news.createdAt,
+  ];
+}
 const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
   ARRAY(SELECT g.app_id FROM user_applications g WHERE g.user_id = u.user_id ORDER BY g.app_id) AS app_ids`;
 
@@ -645,12 +653,21 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async insertNews(news: NewNews) {
-      const row = one(await q('insert_news', `INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${NEWS_COLUMNS}`, [
-        news.appId, news.language, news.title, news.body, news.url, news.publishedAt, news.expiresAt, news.minVersion, news.maxVersion, news.membersOnly, news.createdAt,
-      ]));
+      const row = one(await q('insert_news', `INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${NEWS_COLUMNS}`, newsValues(news)));
       if (row === undefined) throw new Error('INSERT ... RETURNING returned no row');
       return toNews(row);
+    },
+    async insertNewsWithId(newsId: number, news: NewNews) {
+      return tx(async (client) => {
+        // The identity first moves past the id, so no insertNews from now on can be handed it.
+        await client.query(`SELECT setval(s.seq, GREATEST($1::bigint, pg_sequence_last_value(s.seq)))
+          FROM (SELECT pg_get_serial_sequence('news', 'news_id')::regclass AS seq) s`, [newsId]);
+        const row = one(await client.query<Row>(`INSERT INTO news (news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+          OVERRIDING SYSTEM VALUE VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+          ON CONFLICT (news_id) DO NOTHING RETURNING ${NEWS_COLUMNS}`, [...newsValues(news), newsId]));
+        return row === undefined ? null : toNews(row);
+      });
     },
     async listNews(filter) {
       return (await q('list_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE $1::integer IS NULL OR app_id = $1::integer
@@ -677,8 +694,8 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async updateNews(newsId, u) {
       const row = one(await q(null, `UPDATE news SET language = $2, title = $3, body = $4, url = $5, published_at = $6, expires_at = $7,
-        min_version = $8, max_version = $9, members_only = $10 WHERE news_id = $1 RETURNING ${NEWS_COLUMNS}`, [
-        newsId, u.language, u.title, u.body, u.url, u.publishedAt, u.expiresAt, u.minVersion, u.maxVersion, u.membersOnly,
+        min_version = $8, max_version = $9, members_only = $10, attributes = $11::jsonb WHERE news_id = $1 RETURNING ${NEWS_COLUMNS}`, [
+        newsId, u.language, u.title, u.body, u.url, u.publishedAt, u.expiresAt, u.minVersion, u.maxVersion, u.membersOnly, encodeNewsAttributes(u.attributes),
       ]));
       return row === undefined ? null : toNews(row);
     },

@@ -16,7 +16,7 @@ import {
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
-import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 
@@ -39,6 +39,15 @@ export interface SqliteStoreOptions {
 
 
 const bool = (v: boolean): number => (v ? 1 : 0);
+
+function newsParams(news: NewNews): Record<string, unknown> {
+  return {
+    appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
+    publishedAt: ms(news.publishedAt), expiresAt: news.expiresAt === null ? null : ms(news.expiresAt),
+    minVersion: news.minVersion, maxVersion: news.maxVersion, membersOnly: bool(news.membersOnly),
+    attributes: encodeNewsAttributes(news.attributes), createdAt: ms(news.createdAt),
+  };
+}
 const ms = (d: Date): number => d.getTime();
 const date = (v: unknown): Date => new Date(Number(v));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(Number(v)));
@@ -318,8 +327,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         THEN substr(password_hash, 2, instr(substr(password_hash, 2) || '$', '$') - 1) ELSE '' END AS scheme, COUNT(*) AS n
       FROM users GROUP BY scheme ORDER BY scheme`),
 
-    insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
-      VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @createdAt)
+    insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+      VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @attributes, @createdAt)
+      RETURNING *`),
+    // AUTOINCREMENT keeps sqlite_sequence at the largest id ever used: later ids continue above it.
+    insertNewsWithId: db.prepare(`INSERT INTO news (news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+      VALUES (@newsId, @appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @attributes, @createdAt)
+      ON CONFLICT (news_id) DO NOTHING
       RETURNING *`),
     listNews: db.prepare(`SELECT * FROM news WHERE @appId IS NULL OR app_id = @appId ORDER BY published_at DESC, news_id DESC`),
     // The rows WhatsNew may show (visible = 1) and the scheduled ones, which only say when that
@@ -335,7 +349,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
     deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
     updateNews: db.prepare(`UPDATE news SET language = @language, title = @title, body = @body, url = @url, published_at = @publishedAt,
-      expires_at = @expiresAt, min_version = @minVersion, max_version = @maxVersion, members_only = @membersOnly
+      expires_at = @expiresAt, min_version = @minVersion, max_version = @maxVersion, members_only = @membersOnly, attributes = @attributes
       WHERE news_id = @newsId RETURNING *`),
 
     insertAdmin: db.prepare(`INSERT INTO admin_accounts (name, password_hash, role, created_at, password_changed_at, last_login_at)
@@ -703,12 +717,11 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async insertNews(news: NewNews) {
-      const row = s.insertNews.get({
-        appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
-        publishedAt: ms(news.publishedAt), expiresAt: news.expiresAt === null ? null : ms(news.expiresAt),
-        minVersion: news.minVersion, maxVersion: news.maxVersion, membersOnly: bool(news.membersOnly), createdAt: ms(news.createdAt),
-      }) as Row;
-      return toNews(row);
+      return toNews(s.insertNews.get(newsParams(news)) as Row);
+    },
+    async insertNewsWithId(newsId: number, news: NewNews) {
+      const row = s.insertNewsWithId.get({ newsId, ...newsParams(news) }) as Row | undefined;
+      return row === undefined ? null : toNews(row);
     },
     async listNews(filter) {
       return (s.listNews.all({ appId: filter?.appId ?? null }) as Row[]).map(toNews);
@@ -734,6 +747,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       const row = s.updateNews.get({
         newsId, language: u.language, title: u.title, body: u.body, url: u.url, publishedAt: ms(u.publishedAt),
         expiresAt: u.expiresAt === null ? null : ms(u.expiresAt), minVersion: u.minVersion, maxVersion: u.maxVersion, membersOnly: bool(u.membersOnly),
+        attributes: encodeNewsAttributes(u.attributes),
       }) as Row | undefined;
       return row === undefined ? null : toNews(row);
     },

@@ -8,7 +8,7 @@ import type { SqliteMigration } from './sqlite-migrations.js';
  * Names are stored lower-cased (ASCII only, checked by the domain), so they compare byte-wise.
  */
 export const adminConsole: SqliteMigration = {
-  version: 9,
+  version: 10,
   name: 'admin console',
   sql: `
 CREATE TABLE admin_accounts (

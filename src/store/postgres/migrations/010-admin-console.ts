@@ -1,12 +1,12 @@
 import type { PostgresMigration } from './postgres-migrations.js';
 
 /**
- * Twin of the SQLite migration 9: the admin console's accounts (apart from the service's users)
+ * Twin of the SQLite migration 10: the admin console's accounts (apart from the service's users)
  * and their browser sessions, known only by the SHA-256 hex of the cookie value. Names are
  * stored lower-cased (ASCII, checked by the domain) and compared byte-wise.
  */
 export const adminConsole: PostgresMigration = {
-  version: 9,
+  version: 10,
   name: 'admin console',
   sql: `
 CREATE TABLE admin_accounts (
