@@ -584,7 +584,8 @@ ${report.formats.map((f) => html`<tr><td>${f.format}</td><td class="num">${f.use
 <table><thead><tr><th>Metric</th><th>Labels</th><th>Value</th></tr></thead><tbody>
 ${metrics.map((m) => html`<tr><td class="mono">${m.name}</td><td class="mono">${labels(m.labels)}</td><td class="num">${m.value}</td></tr>`)}</tbody></table>
 ${metrics.length === 0 ? html`<p class="muted">No samples yet.</p>` : ''}
-<p class="note">Passthrough and shadow-traffic figures appear here as their metrics (names with legacy, passthrough, shadow or migration) once that work is on this build; the same numbers are on /metrics.</p>`;
+<p class="note">Token passthrough counters (<code>svcapi_auth_legacy_token_*</code>) show here while <code>legacy.tokenPassthrough</code> is on.
+Shadow-traffic figures (<code>svcapi_auth_shadow_total</code>, docs/move-guide.md step 4) will appear here by the same rule once that work is on this build. The same numbers are on /metrics.</p>`;
     return layout('Move', c.session, body, 'move');
   }
 

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
+import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
 import { loginThrottleKey } from '../../src/domain/login-throttle.js';
 import { ConsoleClient, startConsoleWorld, type ConsoleWorld } from './support.js';
 
@@ -245,5 +246,43 @@ describe('admin console over HTTP', () => {
     const bad = await client.post('/admin/app/update', { id: '2', name: 'GPS', enabled: 'on', tokenLifetimeSeconds: '7200', defaultLanguage: 'en', trustedCallers: '0.0.0.0/0' });
     expect(bad.status).toBe(400);
     expect(await bad.text()).toContain('must not cover every address');
+  });
+});
+
+describe('news attributes in the console', () => {
+  let other: ConsoleWorld;
+  beforeAll(async () => {
+    // A profile whose WhatsNew table shows an attribute as a column, as a legacy table had it.
+    other = await startConsoleWorld({
+      newsTable: { ...DEFAULT_COMPAT_PROFILE.whatsNew, columns: [...DEFAULT_COMPAT_PROFILE.whatsNew.columns, { name: 'Priority', type: 'int', from: { attribute: 'priority' } }] },
+    });
+    await other.addAccount('ann', ADMIN_PW, 'admin');
+  });
+  afterAll(async () => {
+    await other?.close();
+  });
+
+  it('creates and edits attributes, refuses malformed ones, and the preview shows them in the profile\'s table', async () => {
+    const client = new ConsoleClient(other.management);
+    expect((await client.login('ann', ADMIN_PW)).status).toBe(303);
+    expect(await client.text('/admin/news/new')).toContain('<code>priority</code> as column Priority');
+    const bad = await client.post('/admin/news/create', { app: '2', title: 'Attr', body: 'b', language: 'en', attributes: 'no equals sign' });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain('name=value');
+    const badName = await client.post('/admin/news/create', { app: '2', title: 'Attr', body: 'b', language: 'en', attributes: 'bad name=1' });
+    expect(badName.status).toBe(400);
+    expect((await client.post('/admin/news/create', { app: '2', title: 'Attr', body: 'b', language: 'en', attributes: 'priority=7\r\nnote=a=b' })).status).toBe(303);
+    const [item] = await other.store.listNews();
+    expect(item?.attributes).toEqual({ note: 'a=b', priority: '7' });
+    const edit = await client.text(`/admin/news/edit?id=${item?.newsId ?? 0}`);
+    expect(edit).toContain('note=a=b\npriority=7</textarea>');
+    expect((await client.post('/admin/news/update', { id: String(item?.newsId), title: 'Attr', body: 'b', language: 'en', attributes: 'priority=9' })).status).toBe(303);
+    expect((await other.store.getNews(item?.newsId ?? 0))?.attributes).toEqual({ priority: '9' });
+    const preview = await client.text('/admin/preview?app=2&lang=en&qty=10');
+    expect(preview).toContain('&lt;xs:element name=&quot;Priority&quot; type=&quot;xs:int&quot;');
+    expect(preview).toContain('&lt;Priority&gt;9&lt;/Priority&gt;');
+    // Publish now keeps the attributes.
+    expect((await client.post('/admin/news/publish', { id: String(item?.newsId) })).status).toBe(303);
+    expect((await other.store.getNews(item?.newsId ?? 0))?.attributes).toEqual({ priority: '9' });
   });
 });

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { wireConsole } from '../../src/console/console-wiring.js';
+import type { NewsTableProfile } from '../../src/contract/compat-profile.js';
 import { createAdminAccounts } from '../../src/domain/admin-accounts.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
@@ -35,7 +36,7 @@ export interface ConsoleWorld {
 /** A throttle that blocks a pair after three failures (the service's default is five). */
 export const TEST_THROTTLE: ThrottlePolicy = { ...DEFAULT_THROTTLE_POLICY, pair: { maxAttempts: 3, baseDelayMs: 60_000 } };
 
-export async function startConsoleWorld(): Promise<ConsoleWorld> {
+export async function startConsoleWorld(options: { readonly newsTable?: NewsTableProfile } = {}): Promise<ConsoleWorld> {
   const dir = mkdtempSync(join(tmpdir(), 'svcapi-console-'));
   let logText = '';
   const logger = pino({ level: 'debug' }, new Writable({
@@ -67,6 +68,7 @@ export async function startConsoleWorld(): Promise<ConsoleWorld> {
     const handler = wireConsole({
       store, hasher, audit: (e) => audit.record(e), throttle: TEST_THROTTLE, timeZone: 'UTC',
       sessions: { idleTimeoutMs: 30 * 60_000, absoluteTimeoutMs: 12 * 3_600_000 }, registry: ops.metrics.registry, logger,
+      ...(options.newsTable !== undefined && { newsTable: options.newsTable }),
     });
     const { managementUrl } = await ops.start({ console: handler });
     const accounts = createAdminAccounts({ store, hasher });
