@@ -595,7 +595,7 @@ Shadow-traffic figures (<code>svcapi_auth_shadow_total</code>, docs/move-guide.m
 ${c.session.role === 'admin' ? html`<p><a href="/admin/users">Users</a>: search, create, enable or disable, passwords, grants, live sessions, throttling.</p>
 <p><a href="/admin/apps">Applications</a>: login URL, lifetimes, IP requirement, trusted callers.</p>
 <p><a href="/admin/move">Move</a>: password hash formats and lazy-migration figures.</p>` : html`<p class="muted">Your role (editor) manages news only.</p>`}
-<p class="muted">Session ends after 30 minutes without use and at ${iso(c.session.expiresAt)} at the latest.</p></div>`;
+<p class="muted">This session ends after a while without use (console.idleTimeoutMs), and at ${iso(c.session.expiresAt)} at the latest.</p></div>`;
     return layout('Home', c.session, body);
   }
 
