@@ -65,6 +65,8 @@ export interface Config {
   readonly trustedProxies: readonly string[];
   /** The health and metrics listener, never the public one; `port: null` turns it off. */
   readonly management: { readonly host: string; readonly port: number | null };
+  /** The admin console under /admin/ on the management listener (src/console). */
+  readonly console: { readonly enabled: boolean; readonly idleTimeoutMs: number; readonly absoluteTimeoutMs: number };
   readonly shutdown: {
     /** On SIGTERM, how long readiness reports 503 while still serving, so a load balancer drains. */
     readonly drainDelayMs: number;
@@ -338,6 +340,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   if (managementPort !== null && managementPort !== 0 && managementPort === port) {
     throw new ConfigError(managementPortSource?.key ?? 'management.port', `must differ from the service port (${port}): health and metrics are never served on the public listener`);
   }
+  const consoleEnabled = boolean(pick(undefined, '', env, 'SVCAPI_CONSOLE', fromFile('console.enabled')), true);
+  const consoleIdleTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_CONSOLE_IDLE_TIMEOUT_MS', fromFile('console.idleTimeoutMs')), 30 * 60_000, 60_000, 86_400_000);
+  const consoleAbsoluteTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_CONSOLE_ABSOLUTE_TIMEOUT_MS', fromFile('console.absoluteTimeoutMs')), 12 * 3_600_000, 60_000, 7 * 86_400_000);
   const drainDelayMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_DRAIN_DELAY_MS', fromFile('shutdown.drainDelayMs')), 5000, 0, 600_000);
   const shutdownTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_TIMEOUT_MS', fromFile('shutdown.timeoutMs')), 30_000, 100, 3_600_000);
   const housekeepingIntervalMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_INTERVAL_MS', fromFile('housekeeping.intervalMs')), 300_000, 1000, 86_400_000);
@@ -444,6 +449,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     accessLogFast,
     trustedProxies,
     management: { host: managementHost, port: managementPort },
+    console: { enabled: consoleEnabled, idleTimeoutMs: consoleIdleTimeoutMs, absoluteTimeoutMs: consoleAbsoluteTimeoutMs },
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
     housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
     configFile: file?.path ?? null,

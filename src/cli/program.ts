@@ -25,6 +25,7 @@ import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-comm
 import { displayText, quoted, safeJson } from '../domain/display-text.js';
 import { loginProblem } from '../domain/logins.js';
 import { registerCompatCommands } from './compat-commands.js';
+import { registerAdminAccountCommands } from './admin-accounts-command.js';
 
 // --- argument parsers (commander calls them; InvalidArgumentError becomes a usage error) ---
 
@@ -433,17 +434,37 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
 
   // token
   const token = program.command('token').description('manage issued tokens');
+  token.command('list')
+    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token)')
+    .requiredOption('--user <login>', 'the user')
+    .option('--json', 'one JSON object per line')
+    .addOption(dbOption())
+    .action(async (options: { user: string; json?: boolean; db?: string }) => {
+      const sessions = await withAdmin(io, options, async (admin) => unwrap(await admin.listSessions(options.user)));
+      if (options.json === true) return jsonLines(io, sessions);
+      table(io, ['ID', 'APP', 'ISSUED', 'LAST-USED', 'EXPIRES', 'SOURCE', 'CLIENT-IP'], sessions.map((t) => [
+        t.id, String(t.appId), iso(t.issuedAt), iso(t.lastUsedAt), iso(t.expiresAt), t.sourceIp ?? '-', t.clientIp ?? '-',
+      ]));
+    });
   token.command('revoke')
-    .description('revoke tokens at once: one user\'s, or everybody\'s')
-    .option('--user <login>', 'revoke this user\'s tokens')
+    .description('revoke tokens at once: one session by its ID (token list), one user\'s, or everybody\'s')
+    .argument('[id]', 'the session\'s ID as `token list` shows it (with --user: only if it is that user\'s)')
+    .option('--user <login>', 'revoke this user\'s tokens (with an ID: the user the session must belong to)')
     .option('--all', 'revoke every token')
     .addOption(dbOption())
-    .action(async (options: { user?: string; all?: boolean; db?: string }) => {
-      if ((options.user === undefined) === (options.all !== true)) throw new CliError('give exactly one of --user <login> and --all', EXIT_USAGE);
+    .action(async (id: string | undefined, options: { user?: string; all?: boolean; db?: string }) => {
+      if (id !== undefined) {
+        if (options.all === true) throw new CliError('give an ID or --all, not both', EXIT_USAGE);
+        const revoked = await withAdmin(io, options, async (admin) => unwrap(await admin.revokeSession(id, options.user)));
+        io.stdout.write(`Revoked session ${revoked.id} of ${revoked.login === null ? `user id ${revoked.userId}` : quoted(revoked.login)} (AppID ${revoked.appId})\n`);
+        return;
+      }
+      if ((options.user === undefined) === (options.all !== true)) throw new CliError('give a session ID, or exactly one of --user <login> and --all', EXIT_USAGE);
       const count = await withAdmin(io, options, async (admin) => unwrap(await admin.revokeTokens(options.all === true ? { all: true } : { login: options.user ?? '' })));
       io.stdout.write(`Revoked ${count} token(s)\n`);
     });
 
+  registerAdminAccountCommands(program, io, dbOption);
   registerExportImport(program, io);
   registerOpsCommands(program, io);
   registerLegacyCommands(program, io); // after registerExportImport: adds membership/identity/users under its `import`

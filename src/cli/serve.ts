@@ -19,6 +19,7 @@ import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { openCliStore } from './cli-store.js';
 import { readLegacyCa, startTokenPassthrough, type TokenPassthroughWiring } from './legacy-passthrough.js';
+import { wireConsole } from '../console/console-wiring.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
 /** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
@@ -127,8 +128,9 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     }
     // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
     tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, ...(legacyCa !== undefined && { ca: legacyCa }) });
+    const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
-      store, hasher: ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing)), ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
+      store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
@@ -151,7 +153,13 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     const base = `${https === undefined ? 'http' : 'https'}://${urlHost(config.host, address)}:${address.port}/Authentication.asmx`;
     let managementUrl: string | null;
     try {
-      ({ managementUrl } = await ops.start());
+      // The admin console on the management listener only (never the public port).
+      const consoleHandler = config.console.enabled ? wireConsole({
+        store, hasher, audit: (event) => ops?.audit.record(event), throttle: config.bruteForce, timeZone: config.timeZone, newsTable: config.compat.profile.whatsNew,
+        sessions: { idleTimeoutMs: config.console.idleTimeoutMs, absoluteTimeoutMs: config.console.absoluteTimeoutMs },
+        registry: ops.metrics.registry, logger,
+      }) : undefined;
+      ({ managementUrl } = await ops.start(consoleHandler === undefined ? {} : { console: consoleHandler }));
     } catch (error) {
       await app.close();
       throw new CliError((error as Error).message);
@@ -168,7 +176,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // The old service's failure value is confirmed at start (and again before a migration if
     // this probe could not reach it), so /health/ready shows early whether migration is safe.
     void legacy?.confirm(GPS_APP_ID);
-    const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics)\n`;
+    const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics${config.console.enabled ? ', /admin/' : ''})\n`;
     (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 
     const reason = await stop.promise;

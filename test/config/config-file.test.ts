@@ -42,6 +42,10 @@ tickets:
 management:
   host: 127.0.0.2
   port: 9999
+console:
+  enabled: false
+  idleTimeoutMs: 600000
+  absoluteTimeoutMs: 3600000
 shutdown:
   drainDelayMs: 0
   timeoutMs: 1000
@@ -93,6 +97,7 @@ describe('config file', () => {
       accessLogFast: true,
       trustedProxies: ['10.0.0.5', '10.1.0.0/16', '2001:db8::/32', 'loopback'],
       management: { host: '127.0.0.2', port: 9999 },
+      console: { enabled: false, idleTimeoutMs: 600000, absoluteTimeoutMs: 3600000 },
       shutdown: { drainDelayMs: 0, timeoutMs: 1000 },
       housekeeping: { intervalMs: 60000, batchSize: 100, tokenRetentionMs: 3600000 },
       configFile: path,

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       accessLogFast: true,
       trustedProxies: [],
       management: { host: '127.0.0.1', port: 9464 },
+      console: { enabled: true, idleTimeoutMs: 1800000, absoluteTimeoutMs: 43200000 },
       shutdown: { drainDelayMs: 5000, timeoutMs: 30000 },
       housekeeping: { intervalMs: 300000, batchSize: 500, tokenRetentionMs: 86400000 },
       configFile: null,

@@ -8,6 +8,7 @@ import { accessRevision } from './006-access-revision.js';
 import { installationSecrets } from './007-installation-secrets.js';
 import { healthProbe } from './008-health-probe.js';
 import { newsAttributes } from './009-news-attributes.js';
+import { adminConsole } from './010-admin-console.js';
 
 export interface PostgresMigration {
   /**
@@ -19,7 +20,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
