@@ -10,6 +10,9 @@
  *   zeep      Python zeep (Debian python3-zeep): SOAP 1.1 and SOAP 1.2 ports
  *   php       PHP SoapClient (php-cli, php-soap): SOAP_1_1 and SOAP_1_2
  *   node-soap npm `soap`: SOAP 1.1 and SOAP 1.2 (forceSoap12Headers)
+ *   mono-profile  the Mono proxies again, against a second service run with a compatibility
+ *             profile (`--compat`): WhatsNew's table `Noticias` with Portuguese column names, a
+ *             Boolean and a string column from news attributes (docs/compat-news.md)
  *
  * Every client prints `RESULT <client> <protocol> <check> PASS|FAIL <detail>` per check and
  * `VERSION <client> <text>` once. This script prints the client x protocol x check matrix and
@@ -55,7 +58,26 @@ export const CLIENTS = {
   zeep: ['soap11', 'soap12'],
   php: ['soap11', 'soap12'],
   'node-soap': ['soap11', 'soap12'],
+  'mono-profile': ['soap11', 'soap12', 'httpget', 'httppost'],
 };
+
+// The compatibility profile of the mono-profile run: what a legacy's own news table looked like.
+const PROFILE = {
+  whatsNew: {
+    tableName: 'Noticias',
+    columns: [
+      { name: 'IdNoticia', type: 'int', from: { field: 'newsId' } },
+      { name: 'Titulo', type: 'string', from: { field: 'title' } },
+      { name: 'Texto', type: 'string', from: { field: 'body' } },
+      { name: 'Idioma', type: 'string', from: { field: 'language' } },
+      { name: 'Link', type: 'string', from: { field: 'url' } },
+      { name: 'DataPublicacao', type: 'dateTime', from: { field: 'publishedAt' } },
+      { name: 'Destaque', type: 'boolean', from: { attribute: 'Destaque' } },
+      { name: 'Categoria', type: 'string', from: { attribute: 'Categoria' } },
+    ],
+  },
+};
+const PROFILE_FIELDS = { IdNoticia: 'newsId', Titulo: 'title', Texto: 'body', Idioma: 'language', Link: 'url', DataPublicacao: 'publishedAt', Destaque: 'destaque', Categoria: 'categoria' };
 
 // The data the clients check against. The service runs in a zone with a non-zero UTC offset so
 // that the DateTime column has to be read with its offset to give the right instant.
@@ -69,9 +91,9 @@ const QTY_NEWS = 3;
 const NEWS = [
   // oldest first (as added); WhatsNew answers newest first and at most qtyNews of them
   { title: 'Compat news 1 (too old to be shown)', body: 'first', url: null, publishedAt: '2025-01-10T09:30:00.000Z' },
-  { title: 'Compat news 2', body: 'plain body', url: 'http://gps.example/news/2', publishedAt: '2025-02-10T09:30:00.000Z' },
-  { title: 'Compat news 3 — café', body: 'accents: ação, naïve; emoji 🚀; CJK 漢字', url: null, publishedAt: '2025-03-10T12:00:00.000Z' },
-  { title: 'Compat news 4 & <markup>', body: 'Fish & chips <b>not bold</b> "quoted" \'single\' ]]> end', url: 'http://gps.example/news/4?a=1&b=2', publishedAt: '2025-04-10T23:45:30.000Z' },
+  { title: 'Compat news 2', body: 'plain body', url: 'http://gps.example/news/2', publishedAt: '2025-02-10T09:30:00.000Z', attrs: { Destaque: 'false' } },
+  { title: 'Compat news 3 — café', body: 'accents: ação, naïve; emoji 🚀; CJK 漢字', url: null, publishedAt: '2025-03-10T12:00:00.000Z', attrs: {} },
+  { title: 'Compat news 4 & <markup>', body: 'Fish & chips <b>not bold</b> "quoted" \'single\' ]]> end', url: 'http://gps.example/news/4?a=1&b=2', publishedAt: '2025-04-10T23:45:30.000Z', attrs: { Destaque: 'true', Categoria: 'Promoção & <mais>' } },
 ];
 
 function parseArgs(argv) {
@@ -116,9 +138,9 @@ async function cli(db, args, input) {
 }
 
 /** `serve --port 0`; resolves with the WSDL address it prints, and the child to stop later. */
-function startService(db, logFile) {
+function startService(db, extraArgs = []) {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn'], {
+    const child = spawn(process.execPath, [CLI, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn', ...extraArgs], {
       cwd: ROOT,
       env: { ...process.env, SVCAPI_TIME_ZONE: SERVICE_TIME_ZONE },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -142,7 +164,6 @@ function startService(db, logFile) {
       clearTimeout(timer);
       reject(new Error(`the service exited (${code}) before listening:\n${out}`));
     });
-    void logFile;
   });
 }
 
@@ -184,8 +205,8 @@ async function detectToolchains() {
   const missing = {};
   const found = {};
   const [mono, mcs, wsdl] = await Promise.all([which('mono'), which('mcs'), which('wsdl')]);
-  if (mono && mcs && wsdl) found.mono = { mono, mcs, wsdl };
-  else missing.mono = `needs mono, mcs and wsdl (apt-get install mono-complete); missing: ${[!mono && 'mono', !mcs && 'mcs', !wsdl && 'wsdl'].filter(Boolean).join(', ')}`;
+  if (mono && mcs && wsdl) found.mono = found['mono-profile'] = { mono, mcs, wsdl };
+  else missing.mono = missing['mono-profile'] = `needs mono, mcs and wsdl (apt-get install mono-complete); missing: ${[!mono && 'mono', !mcs && 'mcs', !wsdl && 'wsdl'].filter(Boolean).join(', ')}`;
 
   const python = await findPythonWithZeep();
   if (python) found.zeep = { python };
@@ -210,6 +231,8 @@ function clientCommand(name, tool, fixtureFile, work) {
   switch (name) {
     case 'mono':
       return { file: process.execPath, args: [join(CLIENTS_DIR, 'mono', 'run-mono.mjs'), fixtureFile, work], timeoutMs: 240_000 };
+    case 'mono-profile':
+      return { file: process.execPath, args: [join(CLIENTS_DIR, 'mono', 'run-mono.mjs'), fixtureFile, join(work, 'profile')], timeoutMs: 240_000 };
     case 'zeep':
       return { file: tool.python, args: [join(CLIENTS_DIR, 'python-zeep', 'client.py'), fixtureFile], timeoutMs: 120_000 };
     case 'php':
@@ -294,22 +317,30 @@ async function main() {
   const work = await mkdtemp(join(tmpdir(), 'svcapi-clients-'));
   const db = `sqlite:${join(work, 'clients.db')}`;
   let service = null;
+  let profileService = null;
   let exitCode = 1;
   try {
     // Seed the database through the CLI, as an operator would.
-    await cli(db, ['migrate']);
-    await cli(db, ['app', 'set', String(APP_ID), '--login-url', LOGIN_URL]);
-    await cli(db, ['user', 'add', LOGIN, '--app', String(APP_ID), '--password-stdin'], `${PASSWORD}\n`);
-    const news = [];
-    for (const item of NEWS) {
-      const args = ['news', 'add', '--app', String(APP_ID), '--title', item.title, '--body', item.body, '--language', 'en', '--published-at', item.publishedAt];
-      if (item.url !== null) args.push('--url', item.url);
-      const out = await cli(db, args);
-      const m = /Added news (\d+)/.exec(out);
-      if (!m) throw new Error(`cannot read the news id from: ${out}`);
-      news.push({ newsId: Number(m[1]), appId: APP_ID, title: item.title, body: item.body, language: 'en', url: item.url ?? '', publishedAt: item.publishedAt });
-    }
-    const expectedNews = [...news].sort((a, b) => b.publishedAt.localeCompare(a.publishedAt)).slice(0, QTY_NEWS);
+    const seed = async (database) => {
+      await cli(database, ['migrate']);
+      await cli(database, ['app', 'set', String(APP_ID), '--login-url', LOGIN_URL]);
+      await cli(database, ['user', 'add', LOGIN, '--app', String(APP_ID), '--password-stdin'], `${PASSWORD}\n`);
+      const news = [];
+      for (const item of NEWS) {
+        const args = ['news', 'add', '--app', String(APP_ID), '--title', item.title, '--body', item.body, '--language', 'en', '--published-at', item.publishedAt];
+        if (item.url !== null) args.push('--url', item.url);
+        for (const [key, value] of Object.entries(item.attrs ?? {})) args.push('--attr', `${key}=${value}`);
+        const out = await cli(database, args);
+        const m = /Added news (\d+)/.exec(out);
+        if (!m) throw new Error(`cannot read the news id from: ${out}`);
+        news.push({
+          newsId: Number(m[1]), appId: APP_ID, title: item.title, body: item.body, language: 'en', url: item.url ?? '', publishedAt: item.publishedAt,
+          destaque: item.attrs?.Destaque === undefined ? null : item.attrs.Destaque === 'true', categoria: item.attrs?.Categoria ?? null,
+        });
+      }
+      return [...news].sort((a, b) => b.publishedAt.localeCompare(a.publishedAt)).slice(0, QTY_NEWS);
+    };
+    const expectedNews = await seed(db);
 
     service = await startService(db);
     await waitForWsdl(service.wsdl);
@@ -333,6 +364,24 @@ async function main() {
     };
     const fixtureFile = join(work, 'fixture.json');
     await writeFile(fixtureFile, `${JSON.stringify(fixture, null, 2)}\n`);
+    const fixtureFiles = Object.fromEntries(Object.keys(CLIENTS).map((c) => [c, fixtureFile]));
+
+    // The same checks against a second service answering WhatsNew as the profile says.
+    if (clientNames.includes('mono-profile')) {
+      const profileDb = `sqlite:${join(work, 'profile.db')}`;
+      const profileFile = join(work, 'compat-profile.json');
+      await writeFile(profileFile, `${JSON.stringify(PROFILE, null, 2)}\n`);
+      const profileNews = await seed(profileDb);
+      profileService = await startService(profileDb, ['--compat', profileFile]);
+      await waitForWsdl(profileService.wsdl);
+      const profileFixture = {
+        ...fixture, clientName: 'mono-profile', wsdl: profileService.wsdl, endpoint: profileService.wsdl.replace(/\?WSDL$/i, ''), news: profileNews,
+        tableName: PROFILE.whatsNew.tableName, columns: PROFILE.whatsNew.columns.map((c) => [c.name, c.type]), columnFields: PROFILE_FIELDS,
+      };
+      fixtureFiles['mono-profile'] = join(work, 'fixture-profile.json');
+      await writeFile(fixtureFiles['mono-profile'], `${JSON.stringify(profileFixture, null, 2)}\n`);
+      process.stdout.write(`Service with the compatibility profile: ${profileFixture.endpoint}\n`);
+    }
 
     const { found, missing } = await detectToolchains();
     const cells = new Map();
@@ -354,7 +403,7 @@ async function main() {
       while (queue.length > 0) {
         const name = queue.shift();
         const t0 = Date.now();
-        const r = await runClient(name, found[name], fixtureFile, work);
+        const r = await runClient(name, found[name], fixtureFiles[name], work);
         process.stdout.write(`ran ${name} in ${((Date.now() - t0) / 1000).toFixed(1)} s (exit ${r.code}${r.timedOut ? ', TIMED OUT' : ''})\n`);
         runs.push(r);
       }
@@ -438,14 +487,15 @@ async function main() {
     process.stdout.write(`${passed} passed, ${failed} failed\n`);
     exitCode = failed > 0 ? 1 : 0;
   } finally {
-    if (service !== null) {
-      service.child.kill('SIGTERM');
+    for (const running of [service, profileService]) {
+      if (running === null) continue;
+      running.child.kill('SIGTERM');
       await new Promise((r) => {
         const t = setTimeout(() => {
-          service.child.kill('SIGKILL');
+          running.child.kill('SIGKILL');
           r();
         }, 5000);
-        service.child.once('exit', () => {
+        running.child.once('exit', () => {
           clearTimeout(t);
           r();
         });

@@ -8,7 +8,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
-import { DEFAULT_COMPAT_PROFILE, deepFreeze, type CompatProfile, type TokenForm } from './contract/compat-profile.js';
+import { DEFAULT_COMPAT_PROFILE, deepFreeze, type CompatProfile, type NewsColumnType, type TokenForm } from './contract/compat-profile.js';
+import { compileCellWriters, type CellWriter } from './wire/datatable-values.js';
 import { isTokenInForm } from './domain/token-form.js';
 
 export class CompatProfileError extends Error {
@@ -121,8 +122,22 @@ const newsColumns = z.array(z.strictObject({
   columns.forEach((c, i) => {
     if (seen.has(c.name)) ctx.addIssue({ code: 'custom', path: [i, 'name'], message: `column ${JSON.stringify(c.name)} appears twice` });
     seen.add(c.name);
+    // A constant its column cannot hold would be left out of every row: say so now.
+    if ('const' in c.from && constantText(c.type, c.from.const) === null) {
+      ctx.addIssue({ code: 'custom', path: [i, 'from', 'const'], message: `${JSON.stringify(c.from.const)} is not a value of type ${c.type}` });
+    }
   });
 });
+
+const constantWriters = new Map<string, CellWriter>();
+function constantText(type: NewsColumnType, value: string | number | boolean): string | null {
+  let write = constantWriters.get(type);
+  if (write === undefined) {
+    write = compileCellWriters([type], 'UTC', 'utc')[0] ?? ((): null => null);
+    constantWriters.set(type, write);
+  }
+  return write(value);
+}
 
 const profileSchema = z.strictObject({
   $schema: z.string().optional(),

@@ -53,12 +53,20 @@ export interface Config {
   /** The access line from a template (ops/access-log.ts); false writes it through logger.info. */
   readonly accessLogFast: boolean;
   /**
+   * Speed-ups that can be switched off (docs/architecture.md, "Caches and fast paths"): session
+   * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
+   * SOAP request shape memo.
+   */
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean };
+  /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
    */
   readonly trustedProxies: readonly string[];
   /** The health and metrics listener, never the public one; `port: null` turns it off. */
   readonly management: { readonly host: string; readonly port: number | null };
+  /** The admin console under /admin/ on the management listener (src/console). */
+  readonly console: { readonly enabled: boolean; readonly idleTimeoutMs: number; readonly absoluteTimeoutMs: number };
   readonly shutdown: {
     /** On SIGTERM, how long readiness reports 503 while still serving, so a load balancer drains. */
     readonly drainDelayMs: number;
@@ -83,6 +91,22 @@ export interface Config {
     readonly url: string | null;
     readonly timeoutMs: number;
     readonly allowInsecure: boolean;
+    /** PEM file of the certificate(s) trusted for an https legacy.url instead of Node's bundled roots. */
+    readonly caFile: string | null;
+    /**
+     * Token passthrough (docs/cutover.md#passthrough): tokens unknown here are asked of the old
+     * service until this instant (ISO 8601, UTC); null: off.
+     */
+    readonly tokenPassthroughUntil: string | null;
+    readonly passthroughCacheSeconds: number;
+    readonly passthroughNegativeCacheSeconds: number;
+    /** Calls to the old service's token operations in flight at most. */
+    readonly maxConcurrent: number;
+    /** Whole ValidateUserToken / GetUserLoginURL call to the old service. */
+    readonly tokenTimeoutMs: number;
+    /** Consecutive failures that open the circuit breaker, and how long it stays open. */
+    readonly circuitFailures: number;
+    readonly circuitCooldownMs: number;
     /** `serve`: svcapi-auth answers; `front`: the old service answers (all operations, or `frontOperations`). */
     readonly mode: 'serve' | 'front';
     /** Front mode: the operations the old service answers; empty: every request. */
@@ -234,6 +258,28 @@ function fraction(source: SettingSource | undefined, fallback: number): number {
   return n;
 }
 
+/**
+ * `off` (also false, no), or the instant passthrough ends: an ISO 8601 date and time with its
+ * offset (`2027-03-31T23:59:59Z`, `2027-03-31T23:59:59+02:00`). A date alone or a time without
+ * an offset is refused: whose midnight, which zone, would be a guess.
+ */
+export function passthroughUntil(source: SettingSource | undefined): string | null {
+  if (source === undefined) return null;
+  const text = source.value.trim();
+  if (['off', 'false', 'no', '0'].includes(text.toLowerCase())) return null;
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:\d{2})$/i.exec(text);
+  const expected = 'expected off, or the end of passthrough as an ISO 8601 date and time with its offset, like 2027-03-31T23:59:59Z';
+  if (m === null) throw new ConfigError(source.key, `${expected}, got ${JSON.stringify(source.value)}`);
+  const [year, month, day, hour, minute, second = '00'] = m.slice(1, 7).map((v) => v ?? '00') as [string, string, string, string, string, string];
+  // Date.parse rolls 2027-02-30 over into March: the fields must survive the round trip.
+  const probe = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day), Number(hour), Number(minute), Number(second)));
+  const exists = probe.getUTCFullYear() === Number(year) && probe.getUTCMonth() === Number(month) - 1 && probe.getUTCDate() === Number(day)
+    && probe.getUTCHours() === Number(hour) && probe.getUTCMinutes() === Number(minute) && probe.getUTCSeconds() === Number(second);
+  const ms = Date.parse(text);
+  if (!exists || !Number.isFinite(ms)) throw new ConfigError(source.key, `no such date and time: ${JSON.stringify(source.value)}`);
+  return new Date(ms).toISOString();
+}
+
 function isTimeZone(zone: string): boolean {
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: zone });
@@ -325,6 +371,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   if (managementPort !== null && managementPort !== 0 && managementPort === port) {
     throw new ConfigError(managementPortSource?.key ?? 'management.port', `must differ from the service port (${port}): health and metrics are never served on the public listener`);
   }
+  const consoleEnabled = boolean(pick(undefined, '', env, 'SVCAPI_CONSOLE', fromFile('console.enabled')), true);
+  const consoleIdleTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_CONSOLE_IDLE_TIMEOUT_MS', fromFile('console.idleTimeoutMs')), 30 * 60_000, 60_000, 86_400_000);
+  const consoleAbsoluteTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_CONSOLE_ABSOLUTE_TIMEOUT_MS', fromFile('console.absoluteTimeoutMs')), 12 * 3_600_000, 60_000, 7 * 86_400_000);
   const drainDelayMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_DRAIN_DELAY_MS', fromFile('shutdown.drainDelayMs')), 5000, 0, 600_000);
   const shutdownTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_TIMEOUT_MS', fromFile('shutdown.timeoutMs')), 30_000, 100, 3_600_000);
   const housekeepingIntervalMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_INTERVAL_MS', fromFile('housekeeping.intervalMs')), 300_000, 1000, 86_400_000);
@@ -345,6 +394,25 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   if (legacyUrl !== null && new URL(legacyUrl).protocol === 'http:' && !isLoopbackHost(new URL(legacyUrl).hostname) && !legacyAllowInsecure) {
     throw new ConfigError(legacySource?.key ?? 'legacy.url', `plain http to another host would send passwords in clear; use https, or set legacy.allowInsecure (SVCAPI_LEGACY_ALLOW_INSECURE=true) to accept that risk`);
   }
+  const caSource = pick(undefined, '', env, 'SVCAPI_LEGACY_CA_FILE', fromFile('legacy.caFile'));
+  const legacyCaFile = caSource === undefined ? null : resolve(caSource.value.trim());
+  if (legacyCaFile !== null && (legacyUrl === null || new URL(legacyUrl).protocol !== 'https:')) {
+    throw new ConfigError(caSource?.key ?? 'legacy.caFile', 'a CA file is for an https legacy.url; set SVCAPI_LEGACY_URL (legacy.url) to the old service\'s https address');
+  }
+  // --- token passthrough (docs/cutover.md#passthrough) ---
+  const passthroughSource = pick(undefined, '', env, 'SVCAPI_LEGACY_TOKEN_PASSTHROUGH', fromFile('legacy.tokenPassthrough'));
+  const tokenPassthroughUntil = passthroughUntil(passthroughSource);
+  if (tokenPassthroughUntil !== null && legacyUrl === null) {
+    throw new ConfigError(passthroughSource?.key ?? 'legacy.tokenPassthrough', 'token passthrough asks the old service: set SVCAPI_LEGACY_URL (legacy.url) too');
+  }
+  const legacySetting = (variable: string, key: string, fallback: number, min: number, max: number): number =>
+    integer(pick(undefined, '', env, variable, fromFile(`legacy.${key}`)), fallback, min, max);
+  const passthroughCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_CACHE_SECONDS', 'passthroughCacheSeconds', 60, 0, 3600);
+  const passthroughNegativeCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_NEGATIVE_CACHE_SECONDS', 'passthroughNegativeCacheSeconds', 10, 0, 3600);
+  const legacyMaxConcurrent = legacySetting('SVCAPI_LEGACY_MAX_CONCURRENT', 'maxConcurrent', 16, 1, 1024);
+  const legacyTokenTimeoutMs = legacySetting('SVCAPI_LEGACY_TOKEN_TIMEOUT_MS', 'tokenTimeoutMs', 1000, 100, 60_000);
+  const circuitFailures = legacySetting('SVCAPI_LEGACY_CIRCUIT_FAILURES', 'circuitFailures', 5, 1, 1000);
+  const circuitCooldownMs = legacySetting('SVCAPI_LEGACY_CIRCUIT_COOLDOWN_MS', 'circuitCooldownMs', 30_000, 1000, 3_600_000);
 
   // --- shadow and front modes (docs/cutover.md "Front and shadow") ---
   const modeSource = pick(undefined, '', env, 'SVCAPI_LEGACY_MODE', fromFile('legacy.mode'));
@@ -398,6 +466,13 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     knownSourceDays: bfSetting('SVCAPI_BRUTE_FORCE_KNOWN_SOURCE_DAYS', 'knownSourceDays', bf.knownSourceDays, 0, 3650),
   };
 
+  // --- speed-ups with an off switch (docs/architecture.md) ---
+  const performance = {
+    tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
+    newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
+    shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
+  };
+
   // --- the compatibility profile: what the old service's clients parse ---
   const compatSource = pick(flags.compat, '--compat', env, 'SVCAPI_COMPAT', fromFile('compat.profile'));
   const compatFile = compatSource === undefined ? null : resolve(compatSource.value.trim());
@@ -430,13 +505,30 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     accessLogFast,
     trustedProxies,
     management: { host: managementHost, port: managementPort },
+    console: { enabled: consoleEnabled, idleTimeoutMs: consoleIdleTimeoutMs, absoluteTimeoutMs: consoleAbsoluteTimeoutMs },
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
     housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
     configFile: file?.path ?? null,
-    legacy: { url: legacyUrl, timeoutMs: legacyTimeoutMs, allowInsecure: legacyAllowInsecure, mode: legacyMode, frontOperations, shadow },
+    legacy: {
+      url: legacyUrl,
+      timeoutMs: legacyTimeoutMs,
+      allowInsecure: legacyAllowInsecure,
+      caFile: legacyCaFile,
+      tokenPassthroughUntil,
+      passthroughCacheSeconds,
+      passthroughNegativeCacheSeconds,
+      maxConcurrent: legacyMaxConcurrent,
+      tokenTimeoutMs: legacyTokenTimeoutMs,
+      circuitFailures,
+      circuitCooldownMs,
+      mode: legacyMode,
+      frontOperations,
+      shadow,
+    },
     audit: { retentionDays: auditRetentionDays },
     bruteForce,
     tls,
     compat: { file: compatFile, profile: compatProfile },
+    performance,
   });
 }

@@ -199,7 +199,8 @@ class CheckFailed : Exception
 
 static class Program
 {
-    const string Client = "mono";
+    // "mono", or the fixture's clientName (the run against a non-default compatibility profile).
+    static string Client = "mono";
     static readonly string[] CheckNames = { "wsdl", "login-ok", "login-bad", "token-ok", "token-bad", "whatsnew", "login-url", "json-user", "json-token", "fault" };
     static Dictionary<string, object> fx;
     static readonly JavaScriptSerializer Json = new JavaScriptSerializer();
@@ -267,9 +268,14 @@ static class Program
     static string CompareNews(DataTable table)
     {
         Require(table != null, "WhatsNew returned null");
-        Require(table.TableName == "News", "table name " + Q(table.TableName));
+        string tableName = fx.ContainsKey("tableName") ? Str("tableName") : "News";
+        Require(table.TableName == tableName, "table name " + Q(table.TableName) + " != " + Q(tableName));
+        // [column name, type]: the default table, or the renamed columns of a compatibility profile
+        // (Titulo, Destaque as a Boolean...), with columnFields naming each one's key in the news items.
         var expectedColumns = ((object[])fx["columns"]).Select(c => (object[])c).ToArray();
-        var typeOf = new Dictionary<string, Type> { { "int", typeof(int) }, { "string", typeof(string) }, { "dateTime", typeof(DateTime) } };
+        var fields = fx.ContainsKey("columnFields") ? ((Dictionary<string, object>)fx["columnFields"]).ToDictionary(kv => kv.Key, kv => (string)kv.Value)
+            : new Dictionary<string, string> { { "NewsID", "newsId" }, { "AppID", "appId" }, { "Title", "title" }, { "Body", "body" }, { "Language", "language" }, { "Url", "url" }, { "PublishedAt", "publishedAt" } };
+        var typeOf = new Dictionary<string, Type> { { "int", typeof(int) }, { "string", typeof(string) }, { "dateTime", typeof(DateTime) }, { "boolean", typeof(bool) } };
         string got = string.Join(",", table.Columns.Cast<DataColumn>().Select(c => c.ColumnName + ":" + c.DataType.Name));
         string want = string.Join(",", expectedColumns.Select(c => (string)c[0] + ":" + typeOf[(string)c[1]].Name));
         Require(got == want, "columns " + got + " != " + want);
@@ -279,24 +285,33 @@ static class Program
         {
             DataRow row = table.Rows[i];
             var w = news[i];
-            var expected = new Dictionary<string, object> {
-                { "NewsID", Convert.ToInt32(w["newsId"]) }, { "AppID", Convert.ToInt32(w["appId"]) }, { "Title", w["title"] },
-                { "Body", w["body"] }, { "Language", w["language"] }, { "Url", w["url"] },
-            };
-            foreach (var kv in expected)
+            foreach (var column in expectedColumns)
             {
-                object actual = row[kv.Key];
-                Require(actual != DBNull.Value && actual.Equals(kv.Value), "row " + i + " " + kv.Key + " " + (actual == DBNull.Value ? "DBNull" : Q(actual.ToString())) + " != " + Q(kv.Value.ToString()));
+                string name = (string)column[0], type = (string)column[1], key = fields[name];
+                object wanted = w.ContainsKey(key) ? w[key] : null;
+                object actual = row[name];
+                if (type == "dateTime")
+                {
+                    DateTime wantTime = DateTime.Parse((string)wanted, CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal);
+                    Require(actual is DateTime, "row " + i + " " + name + " is " + actual.GetType().Name);
+                    DateTime utc = ((DateTime)actual).ToUniversalTime();
+                    Require(utc == wantTime, "row " + i + " " + name + " " + ((DateTime)actual).ToString("o") + " (UTC " + utc.ToString("o") + ") != " + wantTime.ToString("o"));
+                    continue;
+                }
+                if (wanted == null)
+                {
+                    Require(actual == DBNull.Value, "row " + i + " " + name + " " + Q(actual.ToString()) + " != DBNull");
+                    continue;
+                }
+                object value = type == "int" ? Convert.ToInt32(wanted, CultureInfo.InvariantCulture) : type == "boolean" ? (object)Convert.ToBoolean(wanted, CultureInfo.InvariantCulture) : wanted;
+                Require(actual != DBNull.Value && actual.Equals(value), "row " + i + " " + name + " " + (actual == DBNull.Value ? "DBNull" : Q(actual.ToString())) + " != " + Q(value.ToString()));
             }
-            DateTime wantTime = DateTime.Parse((string)w["publishedAt"], CultureInfo.InvariantCulture, DateTimeStyles.AdjustToUniversal);
-            object published = row["PublishedAt"];
-            Require(published is DateTime, "row " + i + " PublishedAt is " + published.GetType().Name);
-            DateTime utc = ((DateTime)published).ToUniversalTime();
-            Require(utc == wantTime, "row " + i + " PublishedAt " + ((DateTime)published).ToString("o") + " (UTC " + utc.ToString("o") + ") != " + wantTime.ToString("o"));
         }
-        var first = (DateTime)table.Rows[0]["PublishedAt"];
-        return string.Format("DataTable {0}: {1} rows; NewsID=[{2}]; PublishedAt[0]={3} ({4})", table.TableName, table.Rows.Count,
-            string.Join(",", table.Rows.Cast<DataRow>().Select(r => r["NewsID"].ToString())), first.ToString("o"), first.Kind);
+        string idColumn = (string)expectedColumns[0][0];
+        string dateColumn = (string)expectedColumns.First(c => (string)c[1] == "dateTime")[0];
+        var first = (DateTime)table.Rows[0][dateColumn];
+        return string.Format("DataTable {0}: {1} rows; {2}=[{3}]; {4}[0]={5} ({6})", table.TableName, table.Rows.Count, idColumn,
+            string.Join(",", table.Rows.Cast<DataRow>().Select(r => r[idColumn].ToString())), dateColumn, first.ToString("o"), first.Kind);
     }
 
     static string ResponseBody(WebException e)
@@ -364,7 +379,8 @@ static class Program
             string detail = CompareNews(client.WhatsNew("", appId, "", "en", Int("qtyNews")));
             // An empty table (qtyNews = 0): schema, empty diffgram.
             DataTable empty = client.WhatsNew("", appId, "", "en", 0);
-            Require(empty != null && empty.Rows.Count == 0 && empty.Columns.Count == ((object[])fx["columns"]).Length && empty.Columns["PublishedAt"].DataType == typeof(DateTime),
+            string dateColumn = (string)((object[])fx["columns"]).Select(c => (object[])c).First(c => (string)c[1] == "dateTime")[0];
+            Require(empty != null && empty.Rows.Count == 0 && empty.Columns.Count == ((object[])fx["columns"]).Length && empty.Columns[dateColumn].DataType == typeof(DateTime),
                 "qtyNews=0: " + (empty == null ? "null" : empty.Rows.Count + " rows, " + empty.Columns.Count + " columns"));
             return detail + "; qtyNews=0: 0 rows, " + empty.Columns.Count + " typed columns";
         });
@@ -440,6 +456,7 @@ static class Program
     {
         Console.OutputEncoding = new UTF8Encoding(false);
         fx = (Dictionary<string, object>)Json.DeserializeObject(File.ReadAllText(args[0], Encoding.UTF8));
+        if (fx.ContainsKey("clientName")) Client = Str("clientName");
         var monoRuntime = Type.GetType("Mono.Runtime");
         string monoVersion = monoRuntime == null ? Environment.Version.ToString()
             : (string)monoRuntime.GetMethod("GetDisplayName", BindingFlags.NonPublic | BindingFlags.Static).Invoke(null, null);

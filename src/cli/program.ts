@@ -18,12 +18,14 @@ import { formatDuration, parseDuration } from './durations.js';
 import { readPassword } from './read-password.js';
 import { serveCommand, workersArg } from './cluster.js';
 import { registerExportImport } from './export-import.js';
+import { registerNewsImport } from './news-import.js';
 import { configFileOption, logPrettyOption, managementHostOption, managementPortOption, registerOpsCommands, trustedProxiesOption } from './ops-commands.js';
 import { registerLegacyCommands } from './import-legacy.js';
 import { cliActor, registerAuditCommand, storeAuditRecorder } from './audit-command.js';
 import { displayText, quoted, safeJson } from '../domain/display-text.js';
 import { loginProblem } from '../domain/logins.js';
 import { registerCompatCommands } from './compat-commands.js';
+import { registerAdminAccountCommands } from './admin-accounts-command.js';
 
 // --- argument parsers (commander calls them; InvalidArgumentError becomes a usage error) ---
 
@@ -42,6 +44,21 @@ function collectText(text: string, previous: string[] | undefined): string[] {
 
 /** Issue 6: servers whose ValidateUser IPAddress names the end user (checked by the admin service). */
 const TRUSTED_CALLER_HELP = 'IP address or CIDR range of a server that logs its own users in: its IPAddress then counts as the end user\'s address for brute-force protection (repeat for several)';
+
+/** `--attr KEY=VALUE`, repeatable; the value may contain `=`. A key given twice is a usage error. */
+function collectAttribute(text: string, previous: Record<string, string> | undefined): Record<string, string> {
+  const eq = text.indexOf('=');
+  if (eq <= 0) throw new InvalidArgumentError('expected KEY=VALUE.');
+  const key = text.slice(0, eq);
+  if (previous !== undefined && Object.hasOwn(previous, key)) throw new InvalidArgumentError(`attribute ${key} is given twice.`);
+  return { ...previous, [key]: text.slice(eq + 1) };
+}
+
+/** Attributes as one cell of `news list`: key=value pairs, `;`-separated, keys in order. */
+function attributesCell(attributes: Readonly<Record<string, string>>): string {
+  const pairs = Object.entries(attributes).map(([k, v]) => `${k}=${v}`);
+  return pairs.length === 0 ? '-' : pairs.join(';');
+}
 
 function durationArg(text: string): number {
   const seconds = parseDuration(text);
@@ -373,10 +390,11 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .option('--min-version <version>', 'only for AppVersion >= this (dotted numbers)')
     .option('--max-version <version>', 'only for AppVersion <= this (dotted numbers)')
     .option('--members-only', 'only shown when AppToken is a valid token for the application')
+    .option('--attr <key=value>', 'an extra value for a WhatsNew column of the compatibility profile (repeat for several)', collectAttribute)
     .addOption(dbOption())
     .action(async (options: {
       app: number; title: string; body?: string; bodyFile?: string; language?: string; url?: string; publishedAt?: Date;
-      expiresAt?: Date; minVersion?: string; maxVersion?: string; membersOnly?: boolean; db?: string;
+      expiresAt?: Date; minVersion?: string; maxVersion?: string; membersOnly?: boolean; attr?: Record<string, string>; db?: string;
     }) => {
       if ((options.body === undefined) === (options.bodyFile === undefined)) throw new CliError('give exactly one of --body and --body-file', EXIT_USAGE);
       const body = options.body ?? await readFile(options.bodyFile ?? '', 'utf8').catch((error: unknown) => {
@@ -386,6 +404,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
         appId: options.app, title: options.title, body, language: options.language, url: options.url ?? null,
         publishedAt: options.publishedAt, expiresAt: options.expiresAt ?? null,
         minVersion: options.minVersion ?? null, maxVersion: options.maxVersion ?? null, membersOnly: options.membersOnly === true,
+        ...(options.attr !== undefined && { attributes: options.attr }),
       })));
       io.stdout.write(`Added news ${created.newsId} for AppID ${created.appId} (${displayText(created.language)}): ${displayText(created.title)}\n`);
     });
@@ -397,10 +416,10 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .action(async (options: { app?: number; json?: boolean; db?: string }) => {
       const items: readonly NewsRecord[] = await withAdmin(io, options, async (admin) => unwrap(await admin.listNews(options.app === undefined ? {} : { appId: options.app })));
       if (options.json === true) return jsonLines(io, items);
-      table(io, ['ID', 'APPID', 'LANG', 'PUBLISHED', 'EXPIRES', 'VERSIONS', 'MEMBERS', 'TITLE'], items.map((n) => [
+      table(io, ['ID', 'APPID', 'LANG', 'PUBLISHED', 'EXPIRES', 'VERSIONS', 'MEMBERS', 'ATTRIBUTES', 'TITLE'], items.map((n) => [
         String(n.newsId), String(n.appId), n.language, iso(n.publishedAt), iso(n.expiresAt),
         n.minVersion === null && n.maxVersion === null ? 'all' : `${n.minVersion ?? '*'}..${n.maxVersion ?? '*'}`,
-        yesNo(n.membersOnly), n.title,
+        yesNo(n.membersOnly), attributesCell(n.attributes), n.title,
       ]));
     });
   news.command('remove')
@@ -411,20 +430,41 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
       const removed = await withAdmin(io, options, async (admin) => unwrap(await admin.removeNews(newsId)));
       io.stdout.write(`Removed news ${removed.newsId}: ${displayText(removed.title)}\n`);
     });
+  registerNewsImport(news, io);
 
   // token
   const token = program.command('token').description('manage issued tokens');
+  token.command('list')
+    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token)')
+    .requiredOption('--user <login>', 'the user')
+    .option('--json', 'one JSON object per line')
+    .addOption(dbOption())
+    .action(async (options: { user: string; json?: boolean; db?: string }) => {
+      const sessions = await withAdmin(io, options, async (admin) => unwrap(await admin.listSessions(options.user)));
+      if (options.json === true) return jsonLines(io, sessions);
+      table(io, ['ID', 'APP', 'ISSUED', 'LAST-USED', 'EXPIRES', 'SOURCE', 'CLIENT-IP'], sessions.map((t) => [
+        t.id, String(t.appId), iso(t.issuedAt), iso(t.lastUsedAt), iso(t.expiresAt), t.sourceIp ?? '-', t.clientIp ?? '-',
+      ]));
+    });
   token.command('revoke')
-    .description('revoke tokens at once: one user\'s, or everybody\'s')
-    .option('--user <login>', 'revoke this user\'s tokens')
+    .description('revoke tokens at once: one session by its ID (token list), one user\'s, or everybody\'s')
+    .argument('[id]', 'the session\'s ID as `token list` shows it (with --user: only if it is that user\'s)')
+    .option('--user <login>', 'revoke this user\'s tokens (with an ID: the user the session must belong to)')
     .option('--all', 'revoke every token')
     .addOption(dbOption())
-    .action(async (options: { user?: string; all?: boolean; db?: string }) => {
-      if ((options.user === undefined) === (options.all !== true)) throw new CliError('give exactly one of --user <login> and --all', EXIT_USAGE);
+    .action(async (id: string | undefined, options: { user?: string; all?: boolean; db?: string }) => {
+      if (id !== undefined) {
+        if (options.all === true) throw new CliError('give an ID or --all, not both', EXIT_USAGE);
+        const revoked = await withAdmin(io, options, async (admin) => unwrap(await admin.revokeSession(id, options.user)));
+        io.stdout.write(`Revoked session ${revoked.id} of ${revoked.login === null ? `user id ${revoked.userId}` : quoted(revoked.login)} (AppID ${revoked.appId})\n`);
+        return;
+      }
+      if ((options.user === undefined) === (options.all !== true)) throw new CliError('give a session ID, or exactly one of --user <login> and --all', EXIT_USAGE);
       const count = await withAdmin(io, options, async (admin) => unwrap(await admin.revokeTokens(options.all === true ? { all: true } : { login: options.user ?? '' })));
       io.stdout.write(`Revoked ${count} token(s)\n`);
     });
 
+  registerAdminAccountCommands(program, io, dbOption);
   registerExportImport(program, io);
   registerOpsCommands(program, io);
   registerLegacyCommands(program, io); // after registerExportImport: adds membership/identity/users under its `import`

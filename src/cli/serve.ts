@@ -21,6 +21,8 @@ import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { openCliStore } from './cli-store.js';
+import { readLegacyCa, startTokenPassthrough, type TokenPassthroughWiring } from './legacy-passthrough.js';
+import { wireConsole } from '../console/console-wiring.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
 /** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
@@ -97,6 +99,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   let logs: LogDestination | undefined;
   let mirror: LegacyMirror | undefined;
   const reopenLogs = (): void => logs?.reopen();
+  let tokenPassthrough: TokenPassthroughWiring | null = null;
   try {
     // Buffered and asynchronous (log-destination.ts): no write per request; flushed at the end.
     logs = createLogDestination({ file: config.logFile, stdout: io.stdout, flushMs: config.logFlushMs });
@@ -106,10 +109,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     });
     process.on('SIGHUP', reopenLogs);
     ops = await createOpsRuntime({ config, store, logger });
+    // legacy.caFile: the CA every call to the old service trusts (an https legacy.url).
+    const legacyCa = await readLegacyCa(config);
     // Lazy migration: logins unknown here are checked once by the old service, whose yes counts
     // only in its token form and after it refused a random login (domain/legacy-guard.ts).
     const legacy = config.legacy.url === null ? null : createLegacyGuard({
-      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs }),
+      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs, ...(legacyCa !== undefined && { ca: legacyCa }) }),
       // A profile file describes the old service: its token form and its "no", exactly.
       rules: legacyAnswerRules(config.compat.file === null ? null : config.compat.profile),
       clock: systemClock,
@@ -127,14 +132,20 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       }
       ops.readiness.reportLegacy(() => legacy.status());
     }
+    // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
+    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, ...(legacyCa !== undefined && { ca: legacyCa }) });
     const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
       store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
+      tokenCacheEntries: config.performance.tokenCacheEntries,
+      newsCacheEntries: config.performance.newsCacheEntries,
+      ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
+      ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     });
     const https = await readTlsFiles(config);
     // Shadow and front modes (docs/cutover.md "Front and shadow"): live traffic compared with the old service.
@@ -143,7 +154,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       const fingerprintKey = await store.installationSecret(SHADOW_FINGERPRINT_SECRET, randomBytes(32).toString('base64url'));
       mirror = createLegacyMirror({
         settings: { ...config.legacy, url: legacyUrl },
-        profile: config.compat.profile, store, fingerprintKey, logger,
+        profile: config.compat.profile, store, fingerprintKey, logger, ...(legacyCa !== undefined && { ca: legacyCa }),
         onResult: ops.metrics.shadowResult, onFront: ops.metrics.frontResult,
       });
       const m = mirror;
@@ -157,10 +168,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       }
     }
     // Front mode's own answers are computed over a store that keeps nothing they would write
-    // (src/store/dry-run-store.ts), without brute-force counters, lazy migration or events.
+    // (src/store/dry-run-store.ts), without brute-force counters, lazy migration, token
+    // passthrough (its GetUserLoginURL relay issues a ticket in the old service) or events.
     const frontService = config.legacy.mode === 'front' ? createAuthService({
       store: dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds,
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
+      ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     }) : undefined;
     const app = await buildApp({
       service, config, logger, fastAccessLog: config.accessLogFast, onRequestDone: ops.metrics.observeRequest, draining: ops.draining,
@@ -176,7 +189,13 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     const base = `${https === undefined ? 'http' : 'https'}://${urlHost(config.host, address)}:${address.port}/Authentication.asmx`;
     let managementUrl: string | null;
     try {
-      ({ managementUrl } = await ops.start());
+      // The admin console on the management listener only (never the public port).
+      const consoleHandler = config.console.enabled ? wireConsole({
+        store, hasher, audit: (event) => ops?.audit.record(event), throttle: config.bruteForce, timeZone: config.timeZone, newsTable: config.compat.profile.whatsNew,
+        sessions: { idleTimeoutMs: config.console.idleTimeoutMs, absoluteTimeoutMs: config.console.absoluteTimeoutMs },
+        registry: ops.metrics.registry, logger,
+      }) : undefined;
+      ({ managementUrl } = await ops.start(consoleHandler === undefined ? {} : { console: consoleHandler }));
     } catch (error) {
       await app.close();
       throw new CliError((error as Error).message);
@@ -193,7 +212,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // The old service's failure value is confirmed at start (and again before a migration if
     // this probe could not reach it), so /health/ready shows early whether migration is safe.
     void legacy?.confirm(GPS_APP_ID);
-    const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics)\n`;
+    const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics${config.console.enabled ? ', /admin/' : ''})\n`;
     (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 
     const reason = await stop.promise;
@@ -205,6 +224,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     probeCancel.abort();
     await prioritySet;
     await ops?.close();
+    tokenPassthrough?.close();
     stop.dispose();
     await store.close();
     process.off('SIGHUP', reopenLogs);

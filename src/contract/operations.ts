@@ -110,23 +110,3 @@ export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
 
 /** Names of the operations, in declaration order. */
 export type OperationName = 'ValidateUser' | 'ValidateUserToken' | 'WhatsNew' | 'ValidateUserJSON' | 'ValidateUserTokenJSON' | 'GetUserLoginURL';
-
-/** The DataTable WhatsNew returns: table name and typed columns, in order (issue 2 §6). */
-export type ColumnType = 'int' | 'string' | 'dateTime';
-export interface ColumnSpec {
-  readonly name: string;
-  readonly type: ColumnType;
-}
-export const NEWS_TABLE = Object.freeze({
-  dataSetName: 'NewDataSet',
-  tableName: 'News',
-  columns: Object.freeze([
-    { name: 'NewsID', type: 'int' },
-    { name: 'AppID', type: 'int' },
-    { name: 'Title', type: 'string' },
-    { name: 'Body', type: 'string' },
-    { name: 'Language', type: 'string' },
-    { name: 'Url', type: 'string' },
-    { name: 'PublishedAt', type: 'dateTime' },
-  ] satisfies ColumnSpec[]),
-});

@@ -7,7 +7,11 @@ import { quoted } from './display-text.js';
 import { canonicalLanguage } from './languages.js';
 import { checkLoginUrl } from './login-url.js';
 import { compareVersions, parseVersion } from './versions.js';
+import { evaluateToken } from './tokens.js';
+import { tokenFingerprint } from './audit.js';
+import type { NewsUpdate, TokenRecord } from '../store/store.js';
 import { parseAddressRange } from './source-address.js';
+import { checkNewsAttributes } from './news-attributes.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
 import { MAX_PASSWORD_BYTES, passwordTooLong } from './password-limits.js';
 import { DEFAULT_THROTTLE_POLICY, loginThrottleReport, resetLoginThrottle, type LoginThrottleReport, type ThrottlePolicy } from './login-throttle.js';
@@ -61,9 +65,33 @@ export interface NewNewsInput {
   readonly minVersion?: string | null;
   readonly maxVersion?: string | null;
   readonly membersOnly?: boolean;
+  /** Extra values for WhatsNew columns of the compatibility profile (news-attributes.ts); default none. */
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
 export type RevokeTarget = { readonly login: string } | { readonly all: true };
+
+/** What changes when a news item is edited; absent fields keep their value. */
+export type NewsPatch = Partial<Omit<NewNewsInput, 'appId'>>;
+
+/**
+ * One live session token of a user, for the operator. `id` is the token's fingerprint (the first
+ * 12 hex digits of its SHA-256, as the audit trail shows it): never the token.
+ */
+export interface SessionView {
+  readonly id: string;
+  readonly appId: number;
+  readonly issuedAt: Date;
+  readonly lastUsedAt: Date;
+  readonly expiresAt: Date;
+  readonly sourceIp: string | null;
+  readonly clientIp: string | null;
+}
+
+/** A session token's id (SessionView.id): 12 lower-case hex digits. */
+export const SESSION_ID_PATTERN = /^[0-9a-f]{12}$/;
+/** Most sessions listed per user. */
+export const SESSION_LIST_LIMIT = 200;
 
 export interface AdminService {
   addApplication(input: NewApplicationInput): Promise<AdminResult<Application>>;
@@ -80,6 +108,13 @@ export interface AdminService {
   addNews(input: NewNewsInput): Promise<AdminResult<NewsRecord>>;
   listNews(filter?: { readonly appId?: number }): Promise<AdminResult<readonly NewsRecord[]>>;
   removeNews(newsId: number): Promise<AdminResult<NewsRecord>>;
+  getNews(newsId: number): Promise<AdminResult<NewsRecord>>;
+  /** Edit, reschedule (publishedAt), expire (expiresAt) one item, checked as addNews checks. */
+  updateNews(newsId: number, patch: NewsPatch): Promise<AdminResult<NewsRecord>>;
+  /** The user's live session tokens (not revoked, not expired by time or idleness), newest first. */
+  listSessions(login: string): Promise<AdminResult<readonly SessionView[]>>;
+  /** Revokes one live session or ticket by its id (SessionView.id); with `login`, only one of that user's. */
+  revokeSession(id: string, login?: string): Promise<AdminResult<SessionView & { readonly userId: number; readonly login: string | null }>>;
   /** Number of tokens revoked. */
   revokeTokens(target: RevokeTarget): Promise<AdminResult<number>>;
   /**
@@ -121,7 +156,7 @@ function checkDuration(name: string, seconds: number): string | null {
 }
 
 /** The password to hash (PRECIS OpaqueString, RFC 8265: what ValidateUser compares), or why it cannot be set. */
-function preparePassword(password: string): { readonly ok: true; readonly value: string } | { readonly ok: false; readonly message: string } {
+export function preparePassword(password: string): { readonly ok: true; readonly value: string } | { readonly ok: false; readonly message: string } {
   if (password.length === 0) return { ok: false, message: 'the password must not be empty' };
   if (passwordTooLong(password)) return { ok: false, message: `the password must be at most ${MAX_PASSWORD_BYTES} bytes in UTF-8 (longer ones can never log in)` };
   const prepared = opaqueString(password);
@@ -167,6 +202,34 @@ function checkApplicationFields(patch: ApplicationPatch): ApplicationPatch | str
     out.trustedCallers = callers;
   }
   return out;
+}
+
+/** A news item's fields checked and normalised (title trimmed, language canonical), or what is wrong. */
+function checkNewsFields(f: NewsUpdate): NewsUpdate | string {
+  const title = f.title.trim();
+  if (title === '' || title.length > 500) return 'the title must be 1 to 500 characters';
+  const language = canonicalLanguage(f.language);
+  if (language === null) return `not a language tag: ${f.language}`;
+  if (f.url !== null) {
+    const problem = checkLoginUrl(f.url);
+    if (problem !== null) return `the URL ${problem}: ${f.url}`;
+  }
+  const minParsed = f.minVersion === null ? null : parseVersion(f.minVersion);
+  const maxParsed = f.maxVersion === null ? null : parseVersion(f.maxVersion);
+  if (f.minVersion !== null && minParsed === null) return `bad minimum version ${JSON.stringify(f.minVersion)}: use dotted numbers like 2.5.1`;
+  if (f.maxVersion !== null && maxParsed === null) return `bad maximum version ${JSON.stringify(f.maxVersion)}: use dotted numbers like 2.5.1`;
+  if (minParsed && maxParsed && compareVersions(minParsed, maxParsed) > 0) return `the minimum version ${f.minVersion ?? ''} is above the maximum version ${f.maxVersion ?? ''}`;
+  const attributeProblem = checkNewsAttributes(f.attributes);
+  if (attributeProblem !== null) return attributeProblem;
+  if (Number.isNaN(f.publishedAt.getTime())) return 'bad publication date';
+  if (f.expiresAt !== null && (Number.isNaN(f.expiresAt.getTime()) || f.expiresAt.getTime() <= f.publishedAt.getTime())) {
+    return 'the expiry must be a date after the publication date';
+  }
+  return { ...f, title, language };
+}
+
+function sessionView(r: TokenRecord): SessionView {
+  return { id: tokenFingerprint(r.tokenHash), appId: r.appId, issuedAt: r.issuedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, sourceIp: r.sourceIp, clientIp: r.clientIp };
 }
 
 export function createAdminService(deps: AdminServiceDeps): AdminService {
@@ -232,6 +295,19 @@ function auditedAdminService(service: AdminService, recorder: AuditRecorder, act
       if (r.ok) await record({ type: 'admin.news.add', appId: r.value.appId, detail: { newsId: r.value.newsId, language: r.value.language, title: r.value.title } });
       return r;
     },
+    async updateNews(newsId, patch) {
+      const r = await service.updateNews(newsId, patch);
+      if (r.ok) {
+        const changes = Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined).map(([k, v]) => [k, v instanceof Date ? v.toISOString() : v]));
+        await record({ type: 'admin.news.update', appId: r.value.appId, detail: { newsId, changes } });
+      }
+      return r;
+    },
+    async revokeSession(id, login) {
+      const r = await service.revokeSession(id, login);
+      if (r.ok) await record({ type: 'admin.token.revoke', appId: r.value.appId, login: r.value.login, tokenFp: r.value.id, detail: { scope: 'token', revoked: 1 } });
+      return r;
+    },
     async removeNews(newsId) {
       const r = await service.removeNews(newsId);
       if (r.ok) await record({ type: 'admin.news.remove', appId: r.value.appId, detail: { newsId: r.value.newsId, title: r.value.title } });
@@ -269,6 +345,12 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
     if (problem !== null) return invalid(problem);
     const app = await store.getApplication(appId);
     return app === null ? notFound(`no application with AppID ${appId}`) : ok(app);
+  }
+
+  async function findNews(newsId: number): Promise<AdminResult<NewsRecord>> {
+    if (!Number.isSafeInteger(newsId) || newsId < 1) return invalid(`bad news id ${String(newsId)}`);
+    const row = await store.getNews(newsId);
+    return row === null ? notFound(`no news item with id ${newsId}`) : ok(row);
   }
 
   async function reload(userId: number): Promise<AdminResult<User>> {
@@ -395,33 +477,60 @@ function createUnauditedAdminService(deps: AdminServiceDeps): AdminService {
       const found = await findApp(input.appId);
       if (!found.ok) return found;
       const app = found.value;
-      const title = input.title.trim();
-      if (title === '' || title.length > 500) return invalid('the title must be 1 to 500 characters');
-      const language = canonicalLanguage(input.language ?? app.defaultLanguage);
-      if (language === null) return invalid(`not a language tag: ${input.language ?? ''}`);
-      const url = input.url ?? null;
-      if (url !== null) {
-        const problem = checkLoginUrl(url);
-        if (problem !== null) return invalid(`the URL ${problem}: ${url}`);
-      }
-      const min = input.minVersion ?? null;
-      const max = input.maxVersion ?? null;
-      const minParsed = min === null ? null : parseVersion(min);
-      const maxParsed = max === null ? null : parseVersion(max);
-      if (min !== null && minParsed === null) return invalid(`bad minimum version ${JSON.stringify(min)}: use dotted numbers like 2.5.1`);
-      if (max !== null && maxParsed === null) return invalid(`bad maximum version ${JSON.stringify(max)}: use dotted numbers like 2.5.1`);
-      if (minParsed && maxParsed && compareVersions(minParsed, maxParsed) > 0) return invalid(`the minimum version ${min} is above the maximum version ${max}`);
       const now = clock.now();
-      const publishedAt = input.publishedAt ?? now;
-      const expiresAt = input.expiresAt ?? null;
-      if (Number.isNaN(publishedAt.getTime())) return invalid('bad publication date');
-      if (expiresAt !== null && (Number.isNaN(expiresAt.getTime()) || expiresAt.getTime() <= publishedAt.getTime())) {
-        return invalid('the expiry must be a date after the publication date');
+      const fields = checkNewsFields({
+        language: input.language ?? app.defaultLanguage, title: input.title, body: input.body, url: input.url ?? null,
+        publishedAt: input.publishedAt ?? now, expiresAt: input.expiresAt ?? null, minVersion: input.minVersion ?? null,
+        maxVersion: input.maxVersion ?? null, membersOnly: input.membersOnly ?? false, attributes: input.attributes ?? {},
+      });
+      if (typeof fields === 'string') return invalid(fields);
+      return ok(await store.insertNews({ ...fields, appId: app.appId, createdAt: now }));
+    },
+
+    getNews: (newsId) => findNews(newsId),
+
+    async updateNews(newsId, patch) {
+      const existing = await findNews(newsId);
+      if (!existing.ok) return existing;
+      const e = existing.value;
+      const pick = <K extends keyof NewsUpdate>(key: K): NewsUpdate[K] => (patch[key] === undefined ? e[key] : patch[key]) as NewsUpdate[K];
+      const fields = checkNewsFields({
+        language: pick('language'), title: pick('title'), body: pick('body'), url: pick('url'), publishedAt: pick('publishedAt'),
+        expiresAt: pick('expiresAt'), minVersion: pick('minVersion'), maxVersion: pick('maxVersion'), membersOnly: pick('membersOnly'),
+        attributes: pick('attributes'),
+      });
+      if (typeof fields === 'string') return invalid(fields);
+      const updated = await store.updateNews(newsId, fields);
+      return updated === null ? notFound(`no news item with id ${newsId}`) : ok(updated);
+    },
+
+    async listSessions(login) {
+      const user = await findUser(login);
+      if (!user.ok) return user;
+      const now = clock.now();
+      const rows = await store.listUserSessions(user.value.userId, now, SESSION_LIST_LIMIT);
+      // Judged as ValidateUserToken judges them: a session past its idle timeout is no longer live.
+      return ok(rows.filter((r) => evaluateToken(r, now).valid).map(sessionView));
+    },
+
+    async revokeSession(id, login) {
+      const fp = id.trim().toLowerCase();
+      if (!SESSION_ID_PATTERN.test(fp)) return invalid('a session id is 12 hex digits, as `token list` and the console show it');
+      let userId: number | null = null;
+      if (login !== undefined) {
+        const user = await findUser(login);
+        if (!user.ok) return user;
+        userId = user.value.userId;
       }
-      return ok(await store.insertNews({
-        appId: app.appId, language, title, body: input.body, url, publishedAt, expiresAt,
-        minVersion: min, maxVersion: max, membersOnly: input.membersOnly ?? false, createdAt: now,
-      }));
+      const now = clock.now();
+      const matches = (await store.findTokensByFingerprint(fp, 2)).filter((r) => userId === null || r.userId === userId);
+      const [match] = matches;
+      if (match === undefined) return notFound(`no session ${fp}${login === undefined ? '' : ` of user ${quoted(login)}`}`);
+      // 48 bits make a clash unlikely, never impossible: refuse to guess which was meant.
+      if (matches.length > 1) return { ok: false, code: 'conflict', message: `more than one token has the id ${fp}; revoke the user's tokens with --user` };
+      if ((await store.revokeTokens({ tokenHash: match.tokenHash }, now)) === 0) return notFound(`session ${fp} has already ended`);
+      const owner = await store.getUser(match.userId);
+      return ok({ ...sessionView(match), userId: match.userId, login: owner?.login ?? null });
     },
 
     async listNews(filter) {

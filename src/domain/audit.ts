@@ -36,12 +36,20 @@ export const AUDIT_EVENT_TYPES = [
   'admin.user.revoke-app',
   'admin.user.throttle-reset',
   'admin.news.add',
+  'admin.news.update',
   'admin.news.remove',
+  'admin.news.import',
   'admin.token.revoke',
   'admin.export',
   'admin.import',
   'admin.import-legacy',
   'admin.import-tokens',
+  'admin.account.add',
+  'admin.account.passwd',
+  'admin.account.remove',
+  'console.login.success',
+  'console.login.failure',
+  'console.logout',
 ] as const;
 export type AuditEventType = (typeof AUDIT_EVENT_TYPES)[number];
 

@@ -63,8 +63,11 @@ export interface IssueEvent {
 
 export interface TokenValidatedEvent {
   readonly valid: boolean;
-  /** What the text named: a session token, a login ticket, or nothing known. */
-  readonly kind: 'session' | 'ticket' | 'unknown';
+  /**
+   * What the text named: a session token, a login ticket, nothing known, or a token of the old
+   * service it vouched for (token passthrough, legacy-token-passthrough.ts).
+   */
+  readonly kind: 'session' | 'ticket' | 'unknown' | 'legacy';
   readonly ctx: CallerContext;
 }
 

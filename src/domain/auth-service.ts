@@ -44,15 +44,26 @@ export interface WhatsNewInput {
   readonly qtyNews: number;
 }
 
-/** One row of WhatsNew's DataTable (columns: NEWS_TABLE in src/contract). */
+/**
+ * One row of WhatsNew's DataTable: every fact of a news item its columns may show (which ones, and
+ * under which names, is the compatibility profile's `whatsNew`, src/contract/compat-profile.ts).
+ */
 export interface NewsItem {
   readonly newsId: number;
   readonly appId: number;
   readonly title: string;
   readonly body: string;
+  /** Canonical BCP 47 tag. */
   readonly language: string;
+  /** '' when the item has none. */
   readonly url: string;
   readonly publishedAt: Date;
+  readonly expiresAt: Date | null;
+  readonly minVersion: string | null;
+  readonly maxVersion: string | null;
+  readonly membersOnly: boolean;
+  /** Extra per-item values (NewsRecord.attributes), frozen. */
+  readonly attributes: Readonly<Record<string, string>>;
 }
 
 export interface AuthService {

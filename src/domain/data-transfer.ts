@@ -5,7 +5,7 @@
  *   {"type":"header","format":"svcapi-auth-export","version":1,"exportedAt":"...","schemaVersion":1}
  *   {"type":"application","appId":2,"name":"GPS",...}
  *   {"type":"user","login":"alice","passwordHash":"$argon2id$...","enabled":true,"appIds":[2],...}
- *   {"type":"news","appId":2,"language":"en","title":"...",...}
+ *   {"type":"news","appId":2,"language":"en","title":"...",...,"attributes":{"Destaque":"true"}}
  *   {"type":"token","tokenHash":"<sha-256 hex>","kind":"session","login":"alice","appId":2,...}
  *
  * Records refer to each other by natural keys (AppID, login), never by internal ids, so they can
@@ -18,6 +18,7 @@
  */
 import type { Application, Store, TokenKind, User } from '../store/store.js';
 import { findUserByLogin, loginKey } from './logins.js';
+import { checkNewsAttributes } from './news-attributes.js';
 import { parseAddressRange } from './source-address.js';
 
 export const EXPORT_FORMAT = 'svcapi-auth-export';
@@ -64,7 +65,7 @@ export async function exportData(store: Store, write: (line: string) => Promise<
     await emit({
       type: 'news', appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
       publishedAt: iso(news.publishedAt), expiresAt: iso(news.expiresAt), minVersion: news.minVersion, maxVersion: news.maxVersion,
-      membersOnly: news.membersOnly, createdAt: iso(news.createdAt),
+      membersOnly: news.membersOnly, attributes: news.attributes, createdAt: iso(news.createdAt),
     });
     counts.news++;
   }
@@ -162,6 +163,17 @@ function trustedCallersOf(record: Json): string[] {
     if (range === null) throw new Error(`"trustedCallers" must be a list of IP addresses / CIDR ranges, got ${JSON.stringify(entry)}`);
     return range.text;
   });
+}
+
+/** A news item's attributes (migration 9); absent in exports made before them: none. */
+function attributesOf(record: Json): Record<string, string> {
+  const v = record.attributes;
+  if (v === undefined || v === null) return {};
+  if (typeof v !== 'object' || Array.isArray(v) || Object.values(v).some((x) => typeof x !== 'string')) throw new Error('"attributes" must be an object of text values');
+  const attributes = v as Record<string, string>;
+  const problem = checkNewsAttributes(attributes);
+  if (problem !== null) throw new Error(`"attributes": ${problem}`);
+  return attributes;
 }
 
 /** Imports records (JSON lines, blank lines ignored) into `store`. */
@@ -274,7 +286,7 @@ export async function importData(store: Store, lines: AsyncIterable<string> | It
           const news = {
             appId, language: f.text('language'), title: f.text('title'), body: f.text('body'), url: f.textOrNull('url'),
             publishedAt: f.date('publishedAt'), expiresAt: f.dateOrNull('expiresAt'), minVersion: f.textOrNull('minVersion'),
-            maxVersion: f.textOrNull('maxVersion'), membersOnly: f.flag('membersOnly'), createdAt: f.date('createdAt'),
+            maxVersion: f.textOrNull('maxVersion'), membersOnly: f.flag('membersOnly'), attributes: attributesOf(record), createdAt: f.date('createdAt'),
           };
           const keys = await existingNews(appId);
           const key = newsKey(news.language, news.title, news.publishedAt);

@@ -99,14 +99,24 @@ export interface LoginThrottleOptions {
   /** Real time, for the busy wait (default setTimeout / performance.now). */
   readonly sleep?: (ms: number) => Promise<void>;
   readonly busyWaitMs?: number;
+  /**
+   * Put before every login hash, so another kind of login (the admin console's `admin:`) has
+   * counters of its own and can never share (or exhaust) a service user's of the same text.
+   * The source counters are shared on purpose: one address guessing at both is one attacker.
+   */
+  readonly namespace?: string;
 }
 
-export function createLoginThrottle(store: Store, policy: ThrottlePolicy, options: LoginThrottleOptions = {}): LoginThrottle {
+/** The store calls a LoginThrottle makes. */
+export type ThrottleStore = Pick<Store, 'reserveLoginAttempt' | 'recordLoginSuccess' | 'recordLoginFailure' | 'releaseLoginAttempt'>;
+
+export function createLoginThrottle(store: ThrottleStore, policy: ThrottlePolicy, options: LoginThrottleOptions = {}): LoginThrottle {
   const limits = throttleLimits(policy);
   const now = options.now ?? (() => new Date());
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
   const busyWaitMs = options.busyWaitMs ?? BUSY_WAIT_MS;
-  const attempt = (login: string, address: string): LoginAttempt => ({ loginHash: loginThrottleKey(login), source: sourceKey(address), now: now() });
+  const namespace = options.namespace ?? '';
+  const attempt = (login: string, address: string): LoginAttempt => ({ loginHash: `${namespace}${loginThrottleKey(login)}`, source: sourceKey(address), now: now() });
   return {
     async reserve(login, address) {
       let waited = 0;

@@ -5,10 +5,10 @@ import { versionInRange } from './versions.js';
 /** The most rows WhatsNew ever returns, whatever qtyNews asks for. */
 export const MAX_NEWS = 100;
 
-/** How many rows a request may get: min(qtyNews, 100); zero for 0, negatives or nonsense. */
-export function newsLimit(qtyNews: number): number {
+/** How many rows a request may get: min(qtyNews, max); zero for 0, negatives or nonsense. */
+export function newsLimit(qtyNews: number, max: number = MAX_NEWS): number {
   if (!Number.isFinite(qtyNews) || qtyNews <= 0) return 0;
-  return Math.min(Math.trunc(qtyNews), MAX_NEWS);
+  return Math.min(Math.trunc(qtyNews), max);
 }
 
 /**
@@ -36,5 +36,11 @@ export function toNewsItem(record: NewsRecord): NewsItem {
     language: record.language,
     url: record.url ?? '',
     publishedAt: record.publishedAt,
+    expiresAt: record.expiresAt,
+    minVersion: record.minVersion,
+    maxVersion: record.maxVersion,
+    membersOnly: record.membersOnly,
+    // Shared by every answer holding the item: frozen like the item itself.
+    attributes: Object.isFrozen(record.attributes) ? record.attributes : Object.freeze({ ...record.attributes }),
   };
 }

@@ -8,7 +8,7 @@ import { findUserByLogin } from './logins.js';
 import { opaqueString } from './precis.js';
 import { isValidIpAddress } from './ip-address.js';
 import { languageCandidates } from './languages.js';
-import { newsLimit } from './news-selection.js';
+import { MAX_NEWS, newsLimit } from './news-selection.js';
 import { createNewsCache, NO_NEWS } from './news-cache.js';
 import { createRevisionGate } from './revision-gate.js';
 import { createAccessCache } from './access-cache.js';
@@ -17,6 +17,7 @@ import { DEFAULT_TOKEN_FORM, type TokenForm } from './token-form.js';
 import { DEFAULT_COMPAT_PROFILE, type LoginUrlProfile } from '../contract/compat-profile.js';
 import { createLegacyMigration } from './legacy-migration.js';
 import type { LegacyGuard } from './legacy-guard.js';
+import type { LegacyTokenPassthrough } from './legacy-token-passthrough.js';
 import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
 import { tokenFingerprint } from './audit.js';
 import { createFailurePadding, type FailurePadding } from './failure-padding.js';
@@ -44,6 +45,12 @@ export interface AuthServiceDeps {
    * guard that decides what counts as its yes (legacy-guard.ts); none by default.
    */
   readonly legacy?: LegacyGuard;
+  /**
+   * Token passthrough (config `legacy.tokenPassthrough`; legacy-token-passthrough.ts): tokens
+   * unknown here are asked of the old service until an end date. Never asked about tokens the
+   * store knows. None by default.
+   */
+  readonly legacyTokens?: LegacyTokenPassthrough;
   /** Observers of outcomes (metrics, later audit); they never change an answer. */
   readonly events?: AuthEvents;
   /** Equal timing of failures (failure-padding.ts); one per service by default. */
@@ -60,6 +67,11 @@ export interface AuthServiceDeps {
    */
   readonly newsCacheEntries?: number;
   /**
+   * The most rows one WhatsNew answer carries, whatever qtyNews asks (compat profile
+   * `whatsNew.maxRows`); default MAX_NEWS (100).
+   */
+  readonly maxNews?: number;
+  /**
    * Issue 9: session tokens kept in memory (access-cache.ts), at most this many (default 50,000);
    * 0 reads the store on every call.
    */
@@ -69,7 +81,8 @@ export interface AuthServiceDeps {
 const FAILED: ValidateUserOutcome = Object.freeze({ ok: false });
 const INVALID: TokenCheck = Object.freeze({ valid: false });
 
-type SessionCheck = { readonly valid: true; readonly record: TokenRecord; readonly expiresAt: Date } | { readonly valid: false };
+/** `unknown`: the store has no such token (only such a token may be one of the old service's). */
+type SessionCheck = { readonly valid: true; readonly record: TokenRecord; readonly expiresAt: Date } | { readonly valid: false; readonly unknown: boolean };
 
 export function createAuthService(deps: AuthServiceDeps): AuthService {
   const { store, hasher } = deps;
@@ -86,7 +99,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     if (canonical === null) throw new Error('a token of the configured form does not read back');
     return { text, hash: hashToken(canonical) };
   };
+  const maxNews = deps.maxNews ?? MAX_NEWS;
   const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
+  const legacyTokens = deps.legacyTokens ?? null;
+  /** A token the store does not know: the old service's verdict while passthrough is on. */
+  const askLegacy = (token: string | null): Promise<TokenCheck> => (legacyTokens === null || token === null ? Promise.resolve(INVALID) : legacyTokens.check(token));
   const events = combineAuthEvents(deps.events);
   const padding = deps.padding ?? createFailurePadding();
   const throttle = deps.throttle === undefined ? null : createLoginThrottle(store, deps.throttle, { now: () => clock.now() });
@@ -111,13 +128,13 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   /** A live session token (never a ticket), with its use recorded for sliding expiry. */
   async function checkSession(token: string | null): Promise<SessionCheck> {
     const canonical = canonicalToken(token);
-    if (canonical === null) return { valid: false };
+    if (canonical === null) return { valid: false, unknown: true };
     const tokenHash = hashToken(canonical);
     const record = await access.findToken(tokenHash);
-    if (record === null || record.kind !== 'session') return { valid: false };
+    if (record === null || record.kind !== 'session') return { valid: false, unknown: record === null };
     const now = clock.now();
     const verdict = evaluateToken(record, now);
-    if (!verdict.valid) return { valid: false };
+    if (!verdict.valid) return { valid: false, unknown: false };
     if (record.idleTimeoutSeconds !== null) await store.touchToken(tokenHash, now);
     return { valid: true, record, expiresAt: verdict.expiresAt };
   }
@@ -219,10 +236,16 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         events.tokenValidated({ valid: false, kind, ctx });
         return INVALID;
       };
-      if (canonical === null) return invalid('unknown');
+      const unknown = async (): Promise<TokenCheck> => {
+        const check = await askLegacy(token);
+        if (!check.valid) return invalid('unknown');
+        events.tokenValidated({ valid: true, kind: 'legacy', ctx });
+        return check;
+      };
+      if (canonical === null) return unknown();
       const tokenHash = hashToken(canonical);
       const record = await access.findToken(tokenHash);
-      if (record === null) return invalid('unknown');
+      if (record === null) return unknown();
       const now = clock.now();
       const verdict = evaluateToken(record, now);
       if (!verdict.valid) return invalid(record.kind);
@@ -239,7 +262,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     },
 
     async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {
-      const limit = newsLimit(input.qtyNews);
+      const limit = newsLimit(input.qtyNews, maxNews);
       if (limit === 0 || !Number.isSafeInteger(input.appId)) return NO_NEWS;
       // The application and the session come from memory only while the access revision says
       // they are unchanged (access-cache.ts): disabling the application or revoking the token
@@ -249,7 +272,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       let member = false;
       if (input.appToken !== null && input.appToken !== '') {
         const session = await checkSession(input.appToken);
-        member = session.valid && session.record.appId === app.appId;
+        member = session.valid ? session.record.appId === app.appId : session.unknown && (await askLegacy(input.appToken)).valid;
       }
       const candidates = languageCandidates(input.language, app.defaultLanguage);
       // Frozen, and the same array object for the same answer while the news are unchanged.
@@ -259,6 +282,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     async getUserLoginUrl(token: string | null, appId: number, ctx: CallerContext): Promise<string> {
       const none = loginUrls.none;
       const session = await checkSession(token);
+      // A token of the old service: its own GetUserLoginURL answers, so the old web applications accept the URL.
+      if (!session.valid && session.unknown && legacyTokens !== null && token !== null) return (await legacyTokens.loginUrl(token, appId)) ?? none;
       if (!session.valid || !Number.isSafeInteger(appId)) return none;
       const app = await access.getApplication(appId);
       if (app === null || !app.enabled) return none;

@@ -52,6 +52,8 @@ export interface HttpAppConfig {
     readonly httpGet?: HttpGetOption;
   };
   readonly timeZone: string;
+  /** Speed-ups with an off switch (docs/architecture.md); all on when absent. */
+  readonly performance?: { readonly shapeMemo: boolean };
   /** Reverse proxies whose X-Forwarded-For / -Proto are believed (proxy-addr names); none when empty. */
   readonly trustedProxies?: readonly string[];
   /**
@@ -166,9 +168,10 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const logger: Logger = typeof options.logger === 'object' ? options.logger : options.logger === true ? pino() : silentLogger();
   const draining = options.draining;
   const onRequestDone = options.onRequestDone;
-  const contract: CompiledContract = compileContract({ timeZone: config.timeZone }, OPERATIONS);
+  // WhatsNew's table (names, column types, DateTime form) from the profile's whatsNew.
+  const contract: CompiledContract = compileContract({ timeZone: config.timeZone, newsTable: (config.compat?.profile ?? DEFAULT_COMPAT_PROFILE).whatsNew }, OPERATIONS);
   // decodeSoapRequest behind the request shape memo (src/wire/soap-shape-memo.ts).
-  const decodeSoap = createSoapRequestDecoder(contract);
+  const decodeSoap = createSoapRequestDecoder(contract, undefined, { enabled: config.performance?.shapeMemo ?? true });
   const handlers = createOperationHandlers(service, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);
   const mirror = options.mirror;
   // Front mode's own answers, computed and compared but never sent.

@@ -11,6 +11,7 @@ import type { Row } from '../wire/datatable.js';
 import { parseClrInt32 } from '../wire/dotnet-int.js';
 import { compileInputReader, type RequestInputs } from '../wire/json-inputs.js';
 import { compileJsonResult } from '../wire/json-result.js';
+import { compileNewsRow } from './news-rows.js';
 
 /**
  * What an operation may read from the request besides its parameters (the JSON operations read
@@ -34,7 +35,8 @@ function int(args: readonly ParamValue[], i: number): number {
 
 /**
  * The handlers, with what the compatibility profile decides compiled once: ValidateUser's
- * failure value, the JSON operations' layouts and where they read their inputs.
+ * failure value, the JSON operations' layouts and where they read their inputs, WhatsNew's
+ * columns (news-rows.ts) and row cap.
  */
 export function createOperationHandlers(service: AuthService, profile: CompatProfile = DEFAULT_COMPAT_PROFILE): Readonly<Record<OperationName, OperationHandler>> {
   const failureValue = profile.validateUser.failureValue;
@@ -45,6 +47,9 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
   // WhatsNew answers are frozen and the same array while the news are unchanged (news-cache.ts):
   // each is mapped once, frozen, so the wire layer renders it once (src/wire/table-memo.ts).
   const newsTables = new WeakMap<readonly NewsItem[], readonly Row[]>();
+  const newsTable = profile.whatsNew;
+  const rowOf = compileNewsRow(newsTable);
+  const maxRows = newsTable.maxRows;
   return Object.freeze({
     async ValidateUser(args, { ctx }) {
       const outcome = await service.validateUser({ login: str(args, 0), password: str(args, 1), appId: int(args, 2), ipAddress: str(args, 3) }, ctx);
@@ -56,12 +61,13 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
     },
     async WhatsNew(args, { ctx }) {
       const items = await service.whatsNew(
-        { appToken: str(args, 0), appId: int(args, 1), appVersion: str(args, 2), language: str(args, 3), qtyNews: int(args, 4) },
+        // The profile's maxRows caps what qtyNews asks (the domain also caps, at its own limit).
+        { appToken: str(args, 0), appId: int(args, 1), appVersion: str(args, 2), language: str(args, 3), qtyNews: maxRows === null ? int(args, 4) : Math.min(int(args, 4), maxRows) },
         ctx,
       );
       let rows = newsTables.get(items);
       if (rows === undefined) {
-        rows = Object.freeze(items.map((n): Row => Object.freeze([n.newsId, n.appId, n.title, n.body, n.language, n.url, n.publishedAt])));
+        rows = Object.freeze(items.map(rowOf));
         if (Object.isFrozen(items)) newsTables.set(items, rows);
       }
       return rows;

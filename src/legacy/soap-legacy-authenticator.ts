@@ -11,6 +11,7 @@
  */
 import type { LegacyAuthenticator, LegacyReply } from '../domain/legacy-guard.js';
 import { readXmlDocument, type XmlElement } from '../wire/xml-reader.js';
+import { createLegacySoapTransport, type LegacySoapTransport } from './soap-transport.js';
 
 export interface SoapLegacyOptions {
   /** The old service's endpoint, e.g. https://old.example/Authentication.asmx */
@@ -19,12 +20,16 @@ export interface SoapLegacyOptions {
   readonly timeoutMs?: number;
   /** Largest answer read (default 64 KiB). */
   readonly maxResponseBytes?: number;
+  /** PEM certificate(s) trusted for an https URL (`legacy.caFile`). */
+  readonly ca?: string | Buffer;
+  /** The connection to use instead of one made from the options above (serve shares one). */
+  readonly transport?: LegacySoapTransport;
 }
 
 const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
 
 /** Text as XML character data; false when it holds a character XML 1.0 cannot carry. */
-function xmlText(text: string): string | null {
+export function xmlText(text: string): string | null {
   // eslint-disable-next-line no-control-regex
   if (/[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text)) return null;
   // CR, LF and tab as references so the parser at the other end does not normalise them away.
@@ -46,56 +51,39 @@ function child(element: XmlElement | undefined, ns: string, local: string): XmlE
   return element?.children.find((c) => c.ns === ns && c.local === local);
 }
 
-/** The ValidateUserResult of a SOAP 1.1 response, '' for an empty one; null if it is not one. */
-export function readValidateUserResult(xml: string): string | null {
+/**
+ * The `<operation>Result` text of a SOAP 1.1 `<operation>Response` in the SVCAPI namespace, ''
+ * for an empty one; null if the document is not one (a fault, another operation, not XML).
+ */
+export function readSoapResult(xml: string, operation: string): string | null {
   const doc = readXmlDocument(xml);
   if (!doc.ok || doc.root.ns !== SOAP11 || doc.root.local !== 'Envelope') return null;
-  const response = child(child(doc.root, SOAP11, 'Body'), 'SVCAPI', 'ValidateUserResponse');
+  const response = child(child(doc.root, SOAP11, 'Body'), 'SVCAPI', `${operation}Response`);
   if (response === undefined) return null;
-  return child(response, 'SVCAPI', 'ValidateUserResult')?.text ?? '';
+  return child(response, 'SVCAPI', `${operation}Result`)?.text ?? '';
 }
 
-async function readLimited(response: Response, limit: number): Promise<string | null> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The ValidateUserResult of a SOAP 1.1 response, '' for an empty one; null if it is not one. */
+export function readValidateUserResult(xml: string): string | null {
+  return readSoapResult(xml, 'ValidateUser');
 }
 
 export function createSoapLegacyAuthenticator(options: SoapLegacyOptions): LegacyAuthenticator {
-  const timeoutMs = options.timeoutMs ?? 3000;
-  const maxBytes = options.maxResponseBytes ?? 64 * 1024;
+  const transport = options.transport ?? createLegacySoapTransport({
+    url: options.url,
+    timeoutMs: options.timeoutMs ?? 3000,
+    maxResponseBytes: options.maxResponseBytes ?? 64 * 1024,
+    ...(options.ca !== undefined && { ca: options.ca }),
+  });
   const unavailable = (reason: string): LegacyReply => ({ kind: 'unavailable', reason });
   return {
     async validateUser(login, password, appId, ipAddress) {
       const body = validateUserEnvelope(login, password, appId, ipAddress);
       if (body === null) return unavailable('credentials XML cannot carry');
-      const signal = AbortSignal.timeout(timeoutMs);
-      try {
-        const response = await fetch(options.url, {
-          method: 'POST',
-          headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"SVCAPI/ValidateUser"' },
-          body,
-          redirect: 'error',
-          signal,
-        });
-        if (response.status !== 200) {
-          await response.body?.cancel().catch(() => undefined);
-          return unavailable(`HTTP ${response.status}`);
-        }
-        const text = await readLimited(response, maxBytes);
-        if (text === null) return unavailable(`an answer over ${maxBytes} bytes`);
-        const result = readValidateUserResult(text);
-        return result === null ? unavailable('not a ValidateUser response') : { kind: 'answer', result };
-      } catch (error) {
-        // Only the kind of trouble: a fetch error's message may carry the URL.
-        return unavailable(signal.aborted ? `no answer within ${timeoutMs} ms` : (error as Error).name === 'TypeError' ? 'connection failed' : 'request failed');
-      }
+      const reply = await transport.post('ValidateUser', body);
+      if (reply.kind === 'unavailable') return reply;
+      const result = readValidateUserResult(reply.text);
+      return result === null ? unavailable('not a ValidateUser response') : { kind: 'answer', result };
     },
   };
 }

@@ -6,12 +6,19 @@
  *   GET /health/live   200 while the process runs its event loop
  *   GET /health/ready  200 when serving and the store is reachable, with its schema applied, and takes writes, else 503
  *   GET /metrics       Prometheus text format
+ *   /admin/...         the admin console, when one is mounted (src/console; it answers every
+ *                      path under /admin/ itself, with its own session and CSRF checks)
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import type { Readiness } from './readiness.js';
+
+/** Something answering a whole path prefix of its own (the admin console). */
+export interface ManagementMount {
+  handle(req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
 
 export interface ManagementServerOptions {
   readonly host: string;
@@ -20,6 +27,8 @@ export interface ManagementServerOptions {
   readonly readiness: Readiness;
   readonly registry: Registry;
   readonly logger?: Logger;
+  /** Answers /admin and everything under /admin/ (none: those are 404 like any unknown path). */
+  readonly console?: ManagementMount;
 }
 
 export interface ManagementServer {
@@ -42,6 +51,7 @@ export async function startManagementServer(options: ManagementServerOptions): P
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const head = req.method === 'HEAD';
+    if (options.console !== undefined && (path === '/admin' || path.startsWith('/admin/'))) return options.console.handle(req, res);
     const known = path === '/health/live' || path === '/health/ready' || path === '/metrics';
     if (!known) return reply(res, 404, JSON_TYPE, '{"error":"not found","endpoints":["/health/live","/health/ready","/metrics"]}\n', head);
     if (req.method !== 'GET' && !head) {
@@ -59,6 +69,7 @@ export async function startManagementServer(options: ManagementServerOptions): P
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
       logger?.error({ err: error, path: (req.url ?? '').split('?')[0] }, 'management request failed');
+      // The path only: a console URL's query may hold a login, never anything the log should keep more of.
       if (!res.headersSent) reply(res, 500, JSON_TYPE, '{"error":"internal error"}\n', req.method === 'HEAD');
       else res.destroy();
     });

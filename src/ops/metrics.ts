@@ -16,6 +16,7 @@ import type { Binding, RequestDone } from '../http/app.js';
 import { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from '../compat/shadow.js';
 import type { Store } from '../store/store.js';
 import type { Readiness } from './readiness.js';
+import { LEGACY_TOKEN_CHECK_RESULTS, LOGIN_URL_RELAY_RESULTS, type LegacyTokenCheckResult, type LoginUrlRelayResult, type PassthroughStatus } from '../domain/legacy-token-passthrough.js';
 
 const PREFIX = 'svcapi_auth_';
 const OPERATION_NAMES = new Set(OPERATIONS.map((op) => op.name));
@@ -72,7 +73,20 @@ export interface ServiceMetrics {
   frontResult(outcome: FrontOutcome, operation: string | null, binding: string): void;
   /** The comparisons waiting, read at scrape time. */
   reportShadowDepth(depth: () => number): void;
+  /**
+   * Token passthrough (legacy-token-passthrough.ts): registers its metrics (only when it is
+   * configured) and returns the observers to give it; `status` is read at scrape time.
+   */
+  observeLegacyTokens(status: () => PassthroughStatus): LegacyTokenObservers;
 }
+
+export interface LegacyTokenObservers {
+  readonly onCheck: (result: LegacyTokenCheckResult) => void;
+  readonly onRelay: (result: LoginUrlRelayResult) => void;
+}
+
+/** The circuit state gauge's values. */
+export const CIRCUIT_STATE_VALUES: Readonly<Record<PassthroughStatus['circuit'], number>> = Object.freeze({ closed: 0, half_open: 1, open: 2 });
 
 export interface MetricsOptions {
   readonly store: Store;
@@ -139,7 +153,7 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const ticketsUsed = new Counter({ name: `${PREFIX}tickets_used_total`, help: 'Login tickets consumed by ValidateUserToken.', registers });
   const validations = new Counter({
     name: `${PREFIX}token_validations_total`,
-    help: 'ValidateUserToken calls by result (valid, invalid) and what the text named (session, ticket, unknown).',
+    help: 'ValidateUserToken calls by result (valid, invalid) and what the text named (session, ticket, unknown; legacy: a token of the old service it vouched for, token passthrough).',
     labelNames: ['result', 'kind'],
     registers,
   });
@@ -279,6 +293,48 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
     reportShadowDepth(depth) {
       shadowDepth = depth;
+    },
+    observeLegacyTokens(status) {
+      const checks = new Counter({
+        name: `${PREFIX}legacy_token_checks_total`,
+        help: 'Tokens unknown here asked of the legacy service (token passthrough), by result: valid, invalid (it said so), error (no usable answer), circuit_open, overloaded (legacy.maxConcurrent calls in flight), cached_valid, cached_invalid (a kept answer), unsafe (it once said yes to a random token).',
+        labelNames: ['result'],
+        registers,
+      });
+      for (const result of LEGACY_TOKEN_CHECK_RESULTS) checks.inc({ result }, 0);
+      const relays = new Counter({
+        name: `${PREFIX}legacy_login_url_relays_total`,
+        help: 'GetUserLoginURL for a token of the legacy service, relayed to its GetUserLoginURL, by result: relayed (its URL returned), none (not an absolute http(s) URL), error, circuit_open, overloaded.',
+        labelNames: ['result'],
+        registers,
+      });
+      for (const result of LOGIN_URL_RELAY_RESULTS) relays.inc({ result }, 0);
+      new Gauge({
+        name: `${PREFIX}legacy_token_circuit_state`,
+        help: 'The circuit breaker in front of the legacy service\'s token operations: 0 closed (asked), 1 half-open (one call decides), 2 open (not asked; tokens of the legacy service are not valid).',
+        registers,
+        collect() {
+          this.set(CIRCUIT_STATE_VALUES[status().circuit]);
+        },
+      });
+      new Gauge({
+        name: `${PREFIX}legacy_token_passthrough_active`,
+        help: '1 while token passthrough is on (before legacy.tokenPassthrough\'s end date and the legacy service not found unsafe), 0 otherwise.',
+        registers,
+        collect() {
+          const now = status();
+          this.set(now.active && !now.unsafe ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: `${PREFIX}legacy_token_calls_in_flight`,
+        help: 'Calls to the legacy service\'s ValidateUserToken and GetUserLoginURL in flight (at most legacy.maxConcurrent).',
+        registers,
+        collect() {
+          this.set(status().inFlight);
+        },
+      });
+      return { onCheck: (result) => checks.inc({ result }), onRelay: (result) => relays.inc({ result }) };
     },
     housekeepingRun(report) {
       runs.inc({ task: report.task, result: report.ok ? 'ok' : 'error' });

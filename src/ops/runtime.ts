@@ -17,7 +17,7 @@ import { combineAuthEvents, type AuthEvents } from '../domain/auth-events.js';
 import type { Store } from '../store/store.js';
 import { auditPurgeTask, startHousekeeping, throttlePurgeTask, tokenPurgeTask, type Housekeeping } from './housekeeping.js';
 import { createAuditTrail, loadLoginFingerprintKey, type AuditTrail } from './audit-trail.js';
-import { startManagementServer, type ManagementServer } from './management-server.js';
+import { startManagementServer, type ManagementMount, type ManagementServer } from './management-server.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 import { createReadiness, type Readiness } from './readiness.js';
 import { gracefulShutdown } from './shutdown.js';
@@ -39,8 +39,11 @@ export interface OpsRuntime {
   hasher(inner: PasswordHasher): PasswordHasher;
   /** For buildApp: true once shutdown has begun. */
   readonly draining: () => boolean;
-  /** Once the public listener is up: starts the management listener and housekeeping; marks serving. */
-  start(): Promise<{ readonly managementUrl: string | null }>;
+  /**
+   * Once the public listener is up: starts the management listener (with the admin console
+   * mounted under /admin/ when given) and housekeeping; marks serving.
+   */
+  start(options?: { readonly console?: ManagementMount }): Promise<{ readonly managementUrl: string | null }>;
   /** Drains and closes the public listener (see shutdown.ts); SIGTERM waits the drain delay, other reasons do not. */
   shutdown(app: AsmxApp, reason: string): Promise<void>;
   /** Stops housekeeping, flushes the audit trail and closes the management listener; idempotent. */
@@ -71,10 +74,13 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
     events: combineAuthEvents(metrics.events, audit.events),
     hasher: (inner) => metrics.instrumentHasher(inner),
     draining: () => readiness.draining,
-    async start() {
+    async start(startOptions = {}) {
       if (config.management.port !== null) {
         try {
-          management = await startManagementServer({ host: config.management.host, port: config.management.port, readiness, registry: metrics.registry, logger });
+          management = await startManagementServer({
+            host: config.management.host, port: config.management.port, readiness, registry: metrics.registry, logger,
+            ...(startOptions.console !== undefined && { console: startOptions.console }),
+          });
         } catch (error) {
           throw new Error(`cannot listen on ${config.management.host}:${config.management.port} (management.port): ${(error as Error).message}`);
         }

@@ -52,6 +52,25 @@ const TOKEN_COLUMNS = `t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t
 export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 
+/** news.attributes: string values only, keys in ascending order (both dialects alike), frozen. */
+function newsAttributes(json: Record<string, unknown> | null): Readonly<Record<string, string>> {
+  const out: Record<string, string> = {};
+  if (json !== null && !Array.isArray(json)) {
+    for (const key of Object.keys(json).sort()) {
+      const value = json[key];
+      if (typeof value === 'string') out[key] = value;
+    }
+  }
+  return Object.freeze(out);
+}
+
+/** news.attributes as the adapters store it: JSON text of an object, keys sorted. */
+export function encodeNewsAttributes(attributes: Readonly<Record<string, string>> | undefined): string {
+  const sorted: Record<string, string> = {};
+  for (const key of Object.keys(attributes ?? {}).sort()) sorted[key] = attributes?.[key] ?? '';
+  return JSON.stringify(sorted);
+}
+
 export function createRowMappers(d: ColumnDecoders): RowMappers {
   const dateOrNull = (v: unknown): Date | null => (isNull(v) ? null : d.date(v));
   return {
@@ -88,6 +107,7 @@ export function createRowMappers(d: ColumnDecoders): RowMappers {
       minVersion: strOrNull(r.min_version),
       maxVersion: strOrNull(r.max_version),
       membersOnly: d.bool(r.members_only),
+      attributes: newsAttributes(d.json(r.attributes)),
       createdAt: d.date(r.created_at),
     }),
     toToken: (r) => {

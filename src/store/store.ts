@@ -166,10 +166,17 @@ export interface NewsRecord {
   readonly minVersion: string | null;
   readonly maxVersion: string | null;
   readonly membersOnly: boolean;
+  /**
+   * Extra per-item values, text by name (migration 9): what a legacy news table had besides the
+   * usual fields (a highlight flag, a category...), for WhatsNew columns of the compatibility
+   * profile (`{ "attribute": name }`). Keys in ascending order; {} when none.
+   */
+  readonly attributes: Readonly<Record<string, string>>;
   readonly createdAt: Date;
 }
 
-export type NewNews = Omit<NewsRecord, 'newsId'>;
+/** A news row to insert; no attributes when `attributes` is absent. */
+export type NewNews = Omit<NewsRecord, 'newsId' | 'attributes'> & { readonly attributes?: Readonly<Record<string, string>> };
 
 export interface PublishedNewsQuery {
   readonly appId: number;
@@ -198,7 +205,46 @@ export interface PublishedNewsSnapshot {
   readonly changesAt: Date | null;
 }
 
-export type RevokeScope = { readonly userId: number } | { readonly all: true };
+/** One token by its hash (the admin console's and `token revoke ID`'s single session), one user's, or everybody's. */
+export type RevokeScope = { readonly userId: number } | { readonly all: true } | { readonly tokenHash: string };
+
+/** The changeable fields of a news item (updateNews): everything but its id, application and creation time. */
+export type NewsUpdate = Omit<NewsRecord, 'newsId' | 'appId' | 'createdAt'>;
+
+/** Admin console roles: `editor` manages news only, `admin` everything. */
+export type AdminRole = 'editor' | 'admin';
+
+/** An admin console account (not a service user). `name` is lower-case ASCII (the domain checks it). */
+export interface AdminAccount {
+  readonly name: string;
+  readonly role: AdminRole;
+  readonly createdAt: Date;
+  readonly passwordChangedAt: Date;
+  readonly lastLoginAt: Date | null;
+}
+
+export interface AdminAccountCredentials extends AdminAccount {
+  /** PHC string, read only by a PasswordHasher. */
+  readonly passwordHash: string;
+}
+
+export interface NewAdminSession {
+  /** SHA-256 hex of the cookie value; the value itself never reaches the store. */
+  readonly sessionHash: string;
+  readonly name: string;
+  /** The synchronizer token every form of this session carries. */
+  readonly csrfToken: string;
+  readonly sourceIp: string | null;
+  readonly createdAt: Date;
+  /** Absolute expiry. */
+  readonly expiresAt: Date;
+}
+
+/** A console session joined to its account's role, in one lookup. */
+export interface AdminSessionRecord extends NewAdminSession {
+  readonly role: AdminRole;
+  readonly lastUsedAt: Date;
+}
 
 export type InsertUserResult = { readonly ok: true; readonly user: User } | { readonly ok: false; readonly reason: 'login-taken' };
 export type InsertApplicationResult = { readonly ok: true; readonly application: Application } | { readonly ok: false; readonly reason: 'app-exists' };
@@ -279,6 +325,17 @@ export interface Store {
   consumeTicket(tokenHash: string, now: Date): Promise<boolean>;
   /** Revokes live tokens and tickets in scope; returns how many were revoked. */
   revokeTokens(scope: RevokeScope, now: Date): Promise<number>;
+  /**
+   * The admin console and `token list`: one user's session tokens (not tickets) that are not
+   * revoked and not past their absolute expiry at `now`, newest first, at most `limit`. (Idle
+   * expiry is the domain's to judge: evaluateToken.)
+   */
+  listUserSessions(userId: number, now: Date, limit: number): Promise<readonly TokenRecord[]>;
+  /**
+   * Tokens and tickets whose hash starts with `prefix` (lower-case hex, a fingerprint of
+   * audit.ts tokenFingerprint), at most `limit`, by hash: what `token revoke ID` names.
+   */
+  findTokensByFingerprint(prefix: string, limit: number): Promise<readonly TokenRecord[]>;
   /** Housekeeping: deletes tokens whose absolute expiry is before `before`; returns the count. */
   deleteExpiredTokens(before: Date): Promise<number>;
   /**
@@ -298,6 +355,11 @@ export interface Store {
 
   // --- news ---
   insertNews(news: NewNews): Promise<NewsRecord>;
+  /**
+   * Inserts a row under a given id (news import keeps the legacy service's NewsID, which clients
+   * see); later insertNews ids continue above it. null, and nothing written, when the id is taken.
+   */
+  insertNewsWithId(newsId: number, news: NewNews): Promise<NewsRecord | null>;
   /** Every row (optionally of one application), newest first, for the operator. */
   listNews(filter?: { readonly appId?: number }): Promise<readonly NewsRecord[]>;
   /** Rows WhatsNew may show, newest first (published desc, then id desc). Version filtering is the domain's. */
@@ -312,6 +374,8 @@ export interface Store {
   getNews(newsId: number): Promise<NewsRecord | null>;
   /** false when no such row. */
   deleteNews(newsId: number): Promise<boolean>;
+  /** Replaces the changeable fields of one row; the updated row, or null when there is none. */
+  updateNews(newsId: number, update: NewsUpdate): Promise<NewsRecord | null>;
 
   // --- moving data between databases (svcapi-auth export / import) ---
   /**
@@ -371,6 +435,31 @@ export interface Store {
    * the sources' counters stay.
    */
   resetLoginThrottle(loginHash: string): Promise<number>;
+
+  // --- admin console accounts and sessions (src/console; docs/security.md#admin-console) ---
+  /** false when an account with that name exists. */
+  insertAdminAccount(account: AdminAccountCredentials): Promise<boolean>;
+  getAdminAccount(name: string): Promise<AdminAccountCredentials | null>;
+  /** By name. */
+  listAdminAccounts(): Promise<readonly AdminAccount[]>;
+  /** Replaces the hash and ends every session of the account, in one transaction; false when no such account. */
+  setAdminPassword(name: string, passwordHash: string, now: Date): Promise<boolean>;
+  /** Deletes the account and its sessions; false when no such account. */
+  removeAdminAccount(name: string): Promise<boolean>;
+  /**
+   * Stores a session and sets the account's last login, only if the account still has
+   * `passwordHash` (the hash the password was just checked against), so a password change or
+   * removal committed meanwhile wins. false otherwise.
+   */
+  insertAdminSession(session: NewAdminSession, passwordHash: string): Promise<boolean>;
+  /** One lookup by hash, joined to the account's role; null when none. */
+  findAdminSession(sessionHash: string): Promise<AdminSessionRecord | null>;
+  /** Records a use (idle timeout); never moves it backwards. */
+  touchAdminSession(sessionHash: string, now: Date): Promise<void>;
+  /** Logout: false when there was no such session. */
+  deleteAdminSession(sessionHash: string): Promise<boolean>;
+  /** Deletes sessions past their absolute expiry at `now` or unused since `idleBefore`; how many. */
+  purgeAdminSessions(now: Date, idleBefore: Date): Promise<number>;
 
   // --- audit trail (issue 6; see docs/security.md#audit-trail) ---
   /** Appends events in one transaction (the audit writer batches them); resolves when durable. */

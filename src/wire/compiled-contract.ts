@@ -3,7 +3,8 @@
  * costs map lookups and string concatenation only (fastify does the same with its route
  * serializers). Every binding's decoder and encoder works from this, never from per-operation code.
  */
-import { NEWS_TABLE, OPERATIONS, SERVICE_NAMESPACE, type OperationName, type OperationSpec } from '../contract/operations.js';
+import { DEFAULT_COMPAT_PROFILE, type NewsTableProfile } from '../contract/compat-profile.js';
+import { OPERATIONS, SERVICE_NAMESPACE, type OperationName, type OperationSpec } from '../contract/operations.js';
 import { compileDataTableWriter, type DataTableWriter, type Row } from './datatable.js';
 import { compileSoapResponseFrame, type SoapResponseFrame, type SoapVersion } from './soap-envelope.js';
 
@@ -33,6 +34,8 @@ export type ResultValue = string | boolean | readonly Row[];
 export interface ContractOptions {
   /** IANA zone whose UTC offset DateTime values carry (the server's local zone on .NET). */
   readonly timeZone: string;
+  /** WhatsNew's DataTable: names, column types and sources, DateTime form (compat profile `whatsNew`; default: svcapi-auth's own). */
+  readonly newsTable?: NewsTableProfile;
 }
 
 export function compileContract(options: ContractOptions, operations: readonly OperationSpec[] = OPERATIONS): CompiledContract {
@@ -55,6 +58,6 @@ export function compileContract(options: ContractOptions, operations: readonly O
     byName: new Map(compiled.map((op) => [op.name, op])),
     byLowerName: new Map(compiled.map((op) => [op.name.toLowerCase(), op])),
     bySoapAction: new Map(compiled.map((op) => [op.soapAction, op])),
-    table: compileDataTableWriter(NEWS_TABLE, options.timeZone),
+    table: compileDataTableWriter(options.newsTable ?? DEFAULT_COMPAT_PROFILE.whatsNew, options.timeZone),
   });
 }

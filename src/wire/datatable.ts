@@ -1,29 +1,35 @@
 /**
  * A .NET System.Data.DataTable as ASMX serializes it (DataTable.WriteXmlSchema + WriteXml with
- * XmlWriteMode.DiffGram): an inline `xs:schema` describing a DataSet `NewDataSet` whose main
- * table is the table, then a `diffgr:diffgram` holding `DocumentElement` with one element per
- * row (`diffgr:id="News1"`, `msdata:rowOrder="0"`), self-closed when there are no rows.
+ * XmlWriteMode.DiffGram): an inline `xs:schema` describing a DataSet (`NewDataSet` by default)
+ * whose main table is the table, then a `diffgr:diffgram` holding `DocumentElement` with one
+ * element per row (`diffgr:id="News1"`, `msdata:rowOrder="0"`), self-closed when there are no rows.
  *
  * Two layouts: compact (inside SOAP envelopes, no newlines) and indented (the HTTP GET/POST
  * document, two spaces and CRLF as XmlTextWriter writes on .NET). The schema part of both is
- * rendered once at start-up from the contract's column list; a call renders only the rows.
+ * rendered once at start-up from the table's column list (the compatibility profile's
+ * `whatsNew`); a call renders only the rows. Each cell is written as DataSet writes a value of
+ * its column's type (XmlConvert, datatable-values.ts); a value the type cannot hold is left out,
+ * as DataSet leaves out DBNull, rather than written where a .NET reader would fail on it.
  */
-import type { ColumnSpec, ColumnType } from '../contract/operations.js';
+import type { NewsColumnType, NewsTableProfile } from '../contract/compat-profile.js';
+import { compileCellWriters, type Cell } from './datatable-values.js';
 import { escapeXmlText } from './xml-text.js';
+
+export { compileDateTimeFormatter, type Cell } from './datatable-values.js';
 
 export const MSDATA_NS = 'urn:schemas-microsoft-com:xml-msdata';
 export const DIFFGR_NS = 'urn:schemas-microsoft-com:xml-diffgram-v1';
 const XS_NS = 'http://www.w3.org/2001/XMLSchema';
 const CRLF = '\r\n';
 
-/** One cell: ints as numbers, strings, dateTime as Date; null omits the element, as DataSet does for DBNull. */
-export type Cell = number | string | Date | null;
 export type Row = readonly Cell[];
 
 export interface TableSpec {
   readonly dataSetName: string;
   readonly tableName: string;
-  readonly columns: readonly ColumnSpec[];
+  readonly columns: readonly { readonly name: string; readonly type: NewsColumnType }[];
+  /** How DateTime cells are written (NewsTableProfile.dateTimes); 'zone' when absent. */
+  readonly dateTimes?: NewsTableProfile['dateTimes'];
 }
 
 export interface DataTableWriter {
@@ -33,7 +39,10 @@ export interface DataTableWriter {
   indented(rows: readonly Row[], indent: string): string;
 }
 
-const XS_TYPE: Readonly<Record<ColumnType, string>> = { int: 'xs:int', string: 'xs:string', dateTime: 'xs:dateTime' };
+/** The XSD type DataTable.WriteXmlSchema writes for each column type. */
+const XS_TYPE: Readonly<Record<NewsColumnType, string>> = {
+  int: 'xs:int', long: 'xs:long', string: 'xs:string', dateTime: 'xs:dateTime', boolean: 'xs:boolean', decimal: 'xs:decimal', double: 'xs:double',
+};
 
 /** The schema as a list of [depth, line] pairs; compact joins them, indented prefixes them. */
 function schemaLines(spec: TableSpec): Array<[number, string]> {
@@ -59,56 +68,14 @@ function schemaLines(spec: TableSpec): Array<[number, string]> {
 
 const DIFFGRAM_ATTRS = `xmlns:msdata="${MSDATA_NS}" xmlns:diffgr="${DIFFGR_NS}"`;
 
-/**
- * Formats a DateTime the way DataSet writes a local DateTime: `yyyy-MM-ddTHH:mm:ss`, fractional
- * seconds only when non-zero (trailing zeros trimmed), then the zone's UTC offset for that
- * instant as `+hh:mm` (never `Z`; README "DateTime values").
- */
-export function compileDateTimeFormatter(timeZone: string): (value: Date) => string {
-  const fmt = new Intl.DateTimeFormat('en-US', { timeZone, timeZoneName: 'longOffset' });
-  // A zone's offset only changes on the hour (or half hour) in practice, but never within a
-  // quarter hour: the Intl lookup (slow) is done once per quarter hour seen, the rest is arithmetic.
-  const offsets = new Map<number, number>();
-  const offsetMinutes = (ms: number): number => {
-    const bucket = Math.floor(ms / 900_000);
-    let minutes = offsets.get(bucket);
-    if (minutes === undefined) {
-      const name = fmt.formatToParts(new Date(bucket * 900_000)).find((p) => p.type === 'timeZoneName')?.value ?? '';
-      const m = /GMT([+-])(\d{2}):(\d{2})/.exec(name);
-      minutes = m ? (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3])) : 0;
-      if (offsets.size >= 4096) offsets.clear();
-      offsets.set(bucket, minutes);
-    }
-    return minutes;
-  };
-  const two = (n: number): string => (n < 10 ? `0${n}` : String(n));
-  return (value: Date): string => {
-    const utcMs = value.getTime();
-    const minutes = offsetMinutes(utcMs);
-    const local = new Date(utcMs + minutes * 60_000);
-    const year = String(local.getUTCFullYear()).padStart(4, '0');
-    const ms = local.getUTCMilliseconds();
-    const fraction = ms === 0 ? '' : `.${String(ms).padStart(3, '0').replace(/0+$/, '')}`;
-    const abs = Math.abs(minutes);
-    const offset = `${minutes < 0 ? '-' : '+'}${two(Math.floor(abs / 60))}:${two(abs % 60)}`;
-    return `${year}-${two(local.getUTCMonth() + 1)}-${two(local.getUTCDate())}T${two(local.getUTCHours())}:${two(local.getUTCMinutes())}:${two(local.getUTCSeconds())}${fraction}${offset}`;
-  };
-}
-
 export function compileDataTableWriter(spec: TableSpec, timeZone: string): DataTableWriter {
-  const formatDate = compileDateTimeFormatter(timeZone);
+  const writers = compileCellWriters(spec.columns.map((c) => c.type), timeZone, spec.dateTimes ?? 'zone');
   const lines = schemaLines(spec);
   const schemaCompact = lines.map(([, l]) => l).join('');
   const openTags = spec.columns.map((c) => `<${c.name}>`);
   const closeTags = spec.columns.map((c) => `</${c.name}>`);
   const emptyTags = spec.columns.map((c) => `<${c.name} />`);
   const table = spec.tableName;
-
-  function cellText(cell: Cell): string {
-    if (cell instanceof Date) return formatDate(cell);
-    if (typeof cell === 'number') return String(cell);
-    return escapeXmlText(cell ?? '');
-  }
 
   function rowOpen(index: number): string {
     return `<${table} diffgr:id="${table}${index + 1}" msdata:rowOrder="${index}">`;
@@ -117,9 +84,9 @@ export function compileDataTableWriter(spec: TableSpec, timeZone: string): DataT
   function cells(row: Row, indent: string | null): string {
     let out = '';
     for (let c = 0; c < spec.columns.length; c++) {
-      const cell = row[c] ?? null;
-      if (cell === null) continue;
-      const text = cellText(cell);
+      const raw = writers[c]?.(row[c] ?? null) ?? null;
+      if (raw === null) continue;
+      const text = escapeXmlText(raw);
       const element = text === '' ? emptyTags[c] : `${openTags[c]}${text}${closeTags[c]}`;
       out += indent === null ? element : `${CRLF}${indent}${element}`;
     }

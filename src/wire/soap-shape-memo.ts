@@ -75,6 +75,8 @@ export interface SoapRequestDecoder {
 export interface SoapShapeMemoOptions {
   /** The reference decoder used on a miss and learned from; replaceable so tests can count calls. */
   readonly decodeFully?: typeof decodeSoapRequest;
+  /** false: every request takes the reference decoder (config `performance.shapeMemo`, the off switch). */
+  readonly enabled?: boolean;
 }
 
 /**
@@ -88,6 +90,7 @@ export function createSoapRequestDecoder(
   options: SoapShapeMemoOptions = {},
 ): SoapRequestDecoder {
   const decodeFully = options.decodeFully ?? decodeSoapRequest;
+  const enabled = options.enabled ?? true;
   // Routing values a key may hold. An attacker could otherwise fill every key slot with
   // variants (` "SVCAPI/X" `, action="junk", action=SVCAPI%2FX...) that decode alike, keeping
   // real clients out. soapRouting has already trimmed the quotes of an `action` parameter.
@@ -113,7 +116,7 @@ export function createSoapRequestDecoder(
   const decoder = (input: SoapRequestInput): SoapDecoded => {
     const media = input.media ?? parseMediaType(input.contentType);
     const transport = soapTransport(media.type);
-    if (transport === null || input.body.length > MAX_BODY_BYTES) return full(input, media);
+    if (!enabled || transport === null || input.body.length > MAX_BODY_BYTES) return full(input, media);
     // Besides the text, decodeSoapRequest reads only its routing (soapRouting: the SOAPAction
     // header, or else the Content-Type `action` parameter) and the charset, which matters only
     // for the text, decoded below exactly as decodeSoapRequest decodes it and matched as text.

@@ -259,6 +259,26 @@ describe('svcapi-auth CLI', () => {
       expect(await run(['news', 'remove', String(id), ...dbArgs])).toMatchObject({ code: 1, err: expect.stringContaining(`no news item with id ${id}`) });
     });
 
+    it('adds news attributes with --attr KEY=VALUE (repeatable) and lists them', async () => {
+      const add = await run(['news', 'add', '--app', '2', '--title', 'Promo', '--body', 'b', '--attr', 'Destaque=true', '--attr', 'Categoria=a=b c', ...dbArgs]);
+      expect(add.code, add.err).toBe(0);
+      const items = (await run(['news', 'list', '--json', ...dbArgs])).out.trim().split('\n').map((l) => JSON.parse(l) as { title: string; attributes: Record<string, string> });
+      expect(items.find((n) => n.title === 'Promo')?.attributes).toEqual({ Categoria: 'a=b c', Destaque: 'true' });
+      const table = (await run(['news', 'list', ...dbArgs])).out;
+      expect(table.split('\n')[0]).toMatch(/MEMBERS\s+ATTRIBUTES\s+TITLE/);
+      expect(table).toMatch(/Categoria=a=b c;Destaque=true\s+Promo/);
+      for (const [args, message] of [
+        [['--attr', 'novalue'], /expected KEY=VALUE/],
+        [['--attr', 'a=1', '--attr', 'a=2'], /attribute a is given twice/],
+        [['--attr', 'bad name=1'], /bad attribute name "bad name"/],
+        [['--attr', 'bell=\u0007'], /character XML cannot carry/],
+      ] as const) {
+        const r = await run(['news', 'add', '--app', '2', '--title', 'T', '--body', 'b', ...args, ...dbArgs]);
+        expect(r.code, args.join(' ')).not.toBe(0);
+        expect(r.err, args.join(' ')).toMatch(message);
+      }
+    });
+
     it('refuses bad news input with a message and a non-zero exit', async () => {
       const base = ['news', 'add', '--app', '2', '--title', 'T'];
       const cases: [string[], number, RegExp][] = [

@@ -3,11 +3,10 @@
  * (the stand-in), its users and news brought over, `serve --compat <learned profile>`, and
  * `compat check` finding no difference at all.
  *
- * It can pass only once svcapi-auth *applies* a profile (failure value, token form, JSON layouts
- * and inputs, login URL templates, the WhatsNew table and its per-item attributes): until then
- * its failure lists the differences left. The news are brought over with `news add`, which keeps
- * neither the legacy's IdNoticia nor its per-item attributes (Destaque): replace that step with
- * the news import once it exists.
+ * It passes because svcapi-auth applies a profile (failure value, token form, JSON layouts and
+ * inputs, login URL templates, the WhatsNew table and its per-item attributes); a failure lists
+ * the differences left. The news are brought over with `news import --from-legacy`, which keeps
+ * the legacy's IdNoticia and its per-item attributes (Destaque).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -62,9 +61,9 @@ describe('learn, bring users and news over, check: 0 different', () => {
     await step(['migrate']);
     await step(['app', 'set', '2', '--login-url', 'https://gps.example/login', '--default-language', 'pt-BR']);
     await step(['user', 'add', login, '--app', '2', '--password-stdin'], password);
-    for (const n of NEWS) {
-      await step(['news', 'add', '--app', '2', '--title', n.title, '--body', n.body, '--language', n.language, '--url', n.url, '--published-at', n.publishedAt.toISOString()]);
-    }
+    // The news as the legacy's WhatsNew shows them, read through the learned profile: its
+    // IdNoticia and the per-item Destaque come along.
+    await step(['news', 'import', '--from-legacy', standin.url, '--app', '2', '--compat', profile, '--time-zone', 'America/Sao_Paulo']);
 
     // The learned WhatsNew dates carried -03:00: the legacy server's zone.
     let out = '';

@@ -410,6 +410,7 @@ describe('auth service', () => {
       expect(items[1]).toEqual({
         newsId: expect.any(Number), appId: 2, title: 'first', body: 'first body', language: 'en',
         url: 'https://news.example/1', publishedAt: new Date(w.clock.now().getTime() - 3 * SECOND),
+        expiresAt: null, minVersion: null, maxVersion: null, membersOnly: false, attributes: {},
       });
       expect(items[0]?.url).toBe('');
     });

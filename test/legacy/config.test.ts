@@ -8,14 +8,17 @@ import { ConfigError, loadConfig } from '../../src/config.js';
 /** The shadow and front modes' settings, at their defaults (off). */
 const MODES = { mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 4, keep: 100, stateful: false, maxResponseBytes: 1048576 } } as const;
 
+/** The token passthrough settings' defaults (off). */
+const PASSTHROUGH_DEFAULTS = { tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000 };
+
 describe('legacy configuration', () => {
   it('is off by default, with a 3 s timeout', () => {
-    expect(loadConfig({ env: {} }).legacy).toEqual({ url: null, timeoutMs: 3000, allowInsecure: false, ...MODES });
+    expect(loadConfig({ env: {} }).legacy).toEqual({ url: null, timeoutMs: 3000, allowInsecure: false, ...PASSTHROUGH_DEFAULTS, ...MODES });
   });
 
   it('reads SVCAPI_LEGACY_URL and SVCAPI_LEGACY_TIMEOUT_MS', () => {
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: ' https://old.example/Authentication.asmx ', SVCAPI_LEGACY_TIMEOUT_MS: '1500' } }).legacy)
-      .toEqual({ url: 'https://old.example/Authentication.asmx', timeoutMs: 1500, allowInsecure: false, ...MODES });
+      .toEqual({ url: 'https://old.example/Authentication.asmx', timeoutMs: 1500, allowInsecure: false, ...PASSTHROUGH_DEFAULTS, ...MODES });
   });
 
   it('refuses what is not an http(s) URL, or a timeout out of range, naming the variable', () => {
@@ -41,7 +44,42 @@ describe('legacy configuration', () => {
     try {
       const path = join(dir, 'svcapi-auth.yaml');
       writeFileSync(path, 'legacy:\n  url: http://10.0.0.5/Authentication.asmx\n  timeoutMs: 2000\n  allowInsecure: true\n');
-      expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({ url: 'http://10.0.0.5/Authentication.asmx', timeoutMs: 2000, allowInsecure: true, ...MODES });
+      expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({ url: 'http://10.0.0.5/Authentication.asmx', timeoutMs: 2000, allowInsecure: true, ...PASSTHROUGH_DEFAULTS, ...MODES });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('token passthrough: off by default; an end date with its offset, normalised to UTC; needs legacy.url', () => {
+    const url = 'https://old.example/Authentication.asmx';
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url } }).legacy.tokenPassthroughUntil).toBeNull();
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: 'OFF' } }).legacy.tokenPassthroughUntil).toBeNull();
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: '2027-03-31T23:59:59Z' } }).legacy.tokenPassthroughUntil).toBe('2027-03-31T23:59:59.000Z');
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: '2027-03-31T23:59+02:00' } }).legacy.tokenPassthroughUntil).toBe('2027-03-31T21:59:00.000Z');
+    for (const bad of ['2027-03-31', '2027-03-31T23:59:59', 'tomorrow', 'on', '2027-02-30T00:00:00Z', '2027-03-31T24:00:00Z', '2027-13-01T00:00:00Z']) {
+      expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: bad } }), bad).toThrow(/SVCAPI_LEGACY_TOKEN_PASSTHROUGH/);
+    }
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_TOKEN_PASSTHROUGH: '2027-03-31T23:59:59Z' } })).toThrow(/SVCAPI_LEGACY_TOKEN_PASSTHROUGH: token passthrough asks the old service: set SVCAPI_LEGACY_URL/);
+  });
+
+  it('token passthrough\'s limits and the CA file, from the environment or the file, checked', () => {
+    const env = {
+      SVCAPI_LEGACY_URL: 'https://old.example/Authentication.asmx', SVCAPI_LEGACY_PASSTHROUGH_CACHE_SECONDS: '30', SVCAPI_LEGACY_PASSTHROUGH_NEGATIVE_CACHE_SECONDS: '0',
+      SVCAPI_LEGACY_MAX_CONCURRENT: '4', SVCAPI_LEGACY_TOKEN_TIMEOUT_MS: '500', SVCAPI_LEGACY_CIRCUIT_FAILURES: '3', SVCAPI_LEGACY_CIRCUIT_COOLDOWN_MS: '10000', SVCAPI_LEGACY_CA_FILE: 'ca.pem',
+    };
+    expect(loadConfig({ env }).legacy).toMatchObject({
+      passthroughCacheSeconds: 30, passthroughNegativeCacheSeconds: 0, maxConcurrent: 4, tokenTimeoutMs: 500, circuitFailures: 3, circuitCooldownMs: 10000, caFile: join(process.cwd(), 'ca.pem'),
+    });
+    for (const [name, value] of [['SVCAPI_LEGACY_PASSTHROUGH_CACHE_SECONDS', '3601'], ['SVCAPI_LEGACY_MAX_CONCURRENT', '0'], ['SVCAPI_LEGACY_TOKEN_TIMEOUT_MS', '50'], ['SVCAPI_LEGACY_CIRCUIT_FAILURES', 'x'], ['SVCAPI_LEGACY_CIRCUIT_COOLDOWN_MS', '10']] as const) {
+      expect(() => loadConfig({ env: { ...env, [name]: value } }), name).toThrow(new RegExp(name));
+    }
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_CA_FILE: 'ca.pem' } })).toThrow(/SVCAPI_LEGACY_CA_FILE: a CA file is for an https legacy\.url/);
+    expect(() => loadConfig({ env: { SVCAPI_LEGACY_URL: 'http://127.0.0.1:8081/x', SVCAPI_LEGACY_CA_FILE: 'ca.pem' } })).toThrow(/SVCAPI_LEGACY_CA_FILE/);
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-legacy-config-'));
+    try {
+      const path = join(dir, 'svcapi-auth.yaml');
+      writeFileSync(path, 'legacy:\n  url: https://old.example/x\n  tokenPassthrough: 2027-03-31T23:59:59Z\n  maxConcurrent: 8\n  caFile: /etc/ssl/old-ca.pem\n');
+      expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toMatchObject({ tokenPassthroughUntil: '2027-03-31T23:59:59.000Z', maxConcurrent: 8, caFile: '/etc/ssl/old-ca.pem' });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -57,7 +95,7 @@ describe('legacy configuration', () => {
       const path = join(dir, 'svcapi-auth.yaml');
       writeFileSync(path, `legacy:\n  url: ${url}\n  mode: front\n  frontOperations: [ValidateUserToken, WhatsNew]\n  shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 }\n`);
       expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({
-        url, timeoutMs: 3000, allowInsecure: false, mode: 'front', frontOperations: ['ValidateUserToken', 'WhatsNew'],
+        url, timeoutMs: 3000, allowInsecure: false, ...PASSTHROUGH_DEFAULTS, mode: 'front', frontOperations: ['ValidateUserToken', 'WhatsNew'],
         shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 },
       });
     } finally {

@@ -197,10 +197,11 @@ http {
       const check = await httpsRequest(port, `/Authentication.asmx/ValidateUserToken?token=${token}`, { headers: { 'x-forwarded-for': `${SPOOFED}, 198.51.100.${i}` } });
       expect(check.body).toContain('<boolean xmlns="SVCAPI">true</boolean>');
     }
-    await new Promise((resolve) => setTimeout(resolve, 100)); // let the last access lines arrive
-
     // (Only this test calls these operations; the lines of other tests' requests are left aside.)
-    const proxied = instances.map((instance) => accessLines(instance).filter((l) => l.operation === 'ValidateUser' || l.operation === 'ValidateUserToken'));
+    const ours = (): Array<Array<Record<string, unknown>>> => instances.map((instance) => accessLines(instance).filter((l) => l.operation === 'ValidateUser' || l.operation === 'ValidateUserToken'));
+    // The log is written out every logFlushMs (250 ms by default): wait for the six lines, at most 5 s.
+    for (const deadline = Date.now() + 5000; ours().flat().length < 6 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    const proxied = ours();
     // Round robin: both instances served some of the six.
     expect(proxied.map((lines) => lines.length).reduce((a, b) => a + b, 0)).toBe(6);
     for (const lines of proxied) expect(lines.length).toBeGreaterThanOrEqual(2);
@@ -239,8 +240,10 @@ http {
     // From the trusted address (as nginx connects), they are believed.
     const trusted = await send('127.0.0.1', { 'x-forwarded-for': '198.51.100.9', 'x-forwarded-proto': 'https' });
     expect(trusted).toContain(`location="https://127.0.0.1:${direct.port}/Authentication.asmx"`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    const wsdlSources = accessLines(first).filter((l) => l.binding === 'doc').map((l) => l.source);
+    // The log is written out every logFlushMs (250 ms by default): wait for both lines, at most 5 s.
+    const sources = (): unknown[] => accessLines(first).filter((l) => l.binding === 'doc').map((l) => l.source);
+    for (const deadline = Date.now() + 5000; !sources().includes('198.51.100.9') && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    const wsdlSources = sources();
     expect(wsdlSources).toContain(CLIENT_ADDRESS);
     expect(wsdlSources).toContain('198.51.100.9');
     expect(wsdlSources).not.toContain(SPOOFED);

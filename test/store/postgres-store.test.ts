@@ -54,6 +54,21 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       }
     });
 
+    it('a change to news attributes by raw SQL moves the news revision; a non-object is refused', async () => {
+      const { url, schema } = freshUrl();
+      const store = await openStore(url);
+      try {
+        const n = await store.insertNews({ appId: 2, language: 'en', title: 't', body: 'b', url: null, publishedAt: new Date(0), expiresAt: null, minVersion: null, maxVersion: null, membersOnly: false, createdAt: new Date(0), attributes: { Destaque: 'false' } });
+        const before = (await store.revisions()).news;
+        await adminQuery(`UPDATE "${schema}".news SET attributes = jsonb_set(attributes, '{Destaque}', '"true"') WHERE news_id = $1`, [n.newsId]);
+        await expect(adminQuery(`UPDATE "${schema}".news SET attributes = '[1]' WHERE news_id = $1`, [n.newsId])).rejects.toThrow(/check constraint/);
+        expect((await store.revisions()).news).not.toBe(before);
+        expect((await store.getNews(n.newsId))?.attributes).toEqual({ Destaque: 'true' });
+      } finally {
+        await store.close();
+      }
+    });
+
     it('has the same migrations as the SQLite adapter, version for version', () => {
       expect(POSTGRES_MIGRATIONS.map((m) => [m.version, m.name])).toEqual(SQLITE_MIGRATIONS.map((m) => [m.version, m.name]));
     });

@@ -45,6 +45,26 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
+  it('a change to news attributes by raw SQL moves the news revision; a non-object is refused', async () => {
+    const path = freshFile();
+    const store = await openStore(`sqlite:${path}`);
+    try {
+      const n = await store.insertNews({ appId: 2, language: 'en', title: 't', body: 'b', url: null, publishedAt: new Date(0), expiresAt: null, minVersion: null, maxVersion: null, membersOnly: false, createdAt: new Date(0), attributes: { Destaque: 'false' } });
+      const before = (await store.revisions()).news;
+      const db = new Database(path);
+      try {
+        db.prepare(`UPDATE news SET attributes = json_set(attributes, '$.Destaque', 'true') WHERE news_id = ?`).run(n.newsId);
+        expect(() => db.prepare(`UPDATE news SET attributes = '[1]' WHERE news_id = ?`).run(n.newsId)).toThrow(/CHECK/);
+      } finally {
+        db.close();
+      }
+      expect((await store.revisions()).news).not.toBe(before);
+      expect((await store.getNews(n.newsId))?.attributes).toEqual({ Destaque: 'true' });
+    } finally {
+      await store.close();
+    }
+  });
+
   it('refuses a database migrated by a newer version', () => {
     const path = freshFile();
     openSqliteStore({ path }).close();

@@ -294,6 +294,27 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect((await store.findToken(b1))?.revokedAt).toEqual(at(2 * HOUR));
       });
 
+      it('lists one user\'s live sessions newest first, finds tokens by fingerprint, and revokes one token by hash', async () => {
+        const alice = await addUser('alice');
+        const bob = await addUser('bob');
+        const old = await addSession(alice, 2, { issuedAt: at(1) });
+        const recent = await addSession(alice, 2, { issuedAt: at(2) });
+        await addSession(alice, 2, { issuedAt: at(3), expiresAt: at(1000) }); // past its absolute expiry at HOUR
+        const ticket = token(alice, 2, { issuedAt: at(4) });
+        expect(await store.insertTicket(ticket)).toBe(true);
+        await addSession(bob);
+        expect((await store.listUserSessions(alice.userId, at(HOUR), 10)).map((t) => t.tokenHash)).toEqual([recent, old]);
+        expect((await store.listUserSessions(alice.userId, at(HOUR), 1)).map((t) => t.tokenHash)).toEqual([recent]);
+        const found = await store.findTokensByFingerprint(recent.slice(0, 12), 5);
+        expect(found.map((t) => t.tokenHash)).toEqual([recent]);
+        expect(found[0]?.userId).toBe(alice.userId);
+        expect(await store.findTokensByFingerprint('fffffffffff0', 5)).toEqual([]);
+        expect(await store.revokeTokens({ tokenHash: recent }, at(HOUR))).toBe(1);
+        expect(await store.revokeTokens({ tokenHash: recent }, at(HOUR))).toBe(0);
+        expect((await store.findToken(old))?.revokedAt).toBeNull();
+        expect((await store.listUserSessions(alice.userId, at(HOUR), 10)).map((t) => t.tokenHash)).toEqual([old]);
+      });
+
       it('moves the access revision on every write that can end a session, to a value never seen before, and not on issuing or using tokens (issue 9)', async () => {
         const access = async (): Promise<number> => (await store.revisions()).access;
         const seen = [await access()];
@@ -358,6 +379,73 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
+    describe('admin console accounts and sessions', () => {
+      const account = (name: string, role: 'editor' | 'admin' = 'admin') => ({
+        name, role, passwordHash: `hash-of-${name}`, createdAt: T0, passwordChangedAt: T0, lastLoginAt: null,
+      });
+      const session = (name: string, overrides: Record<string, unknown> = {}) => ({
+        sessionHash: newHash(), name, csrfToken: `csrf-${Math.random()}`, sourceIp: '127.0.0.1', createdAt: at(1), expiresAt: at(12 * HOUR), ...overrides,
+      });
+
+      it('stores accounts once by name, lists them without hashes, and removes them with their sessions', async () => {
+        expect(await store.insertAdminAccount(account('zoe', 'editor'))).toBe(true);
+        expect(await store.insertAdminAccount(account('ann'))).toBe(true);
+        expect(await store.insertAdminAccount({ ...account('ann'), passwordHash: 'other' })).toBe(false);
+        expect(await store.getAdminAccount('ann')).toEqual(account('ann'));
+        expect(await store.getAdminAccount('nobody')).toBeNull();
+        const listed = await store.listAdminAccounts();
+        expect(listed.map((a) => [a.name, a.role])).toEqual([['ann', 'admin'], ['zoe', 'editor']]);
+        expect(JSON.stringify(listed)).not.toContain('hash-of');
+        const s = session('ann');
+        expect(await store.insertAdminSession(s, 'hash-of-ann')).toBe(true);
+        expect(await store.removeAdminAccount('ann')).toBe(true);
+        expect(await store.removeAdminAccount('ann')).toBe(false);
+        expect(await store.findAdminSession(s.sessionHash)).toBeNull();
+      });
+
+      it('stores a session only while the account has the checked hash, records the login, and finds it with the role', async () => {
+        await store.insertAdminAccount(account('ed', 'editor'));
+        const s = session('ed');
+        expect(await store.insertAdminSession(session('ed'), 'stale-hash')).toBe(false);
+        expect(await store.insertAdminSession(session('ghost'), 'hash-of-ghost')).toBe(false);
+        expect(await store.insertAdminSession(s, 'hash-of-ed')).toBe(true);
+        expect(await store.findAdminSession(s.sessionHash)).toEqual({ ...s, role: 'editor', lastUsedAt: s.createdAt });
+        expect((await store.getAdminAccount('ed'))?.lastLoginAt).toEqual(s.createdAt);
+        await store.touchAdminSession(s.sessionHash, at(HOUR));
+        await store.touchAdminSession(s.sessionHash, at(10)); // never backwards
+        expect((await store.findAdminSession(s.sessionHash))?.lastUsedAt).toEqual(at(HOUR));
+        expect(await store.deleteAdminSession(s.sessionHash)).toBe(true);
+        expect(await store.deleteAdminSession(s.sessionHash)).toBe(false);
+        expect(await store.findAdminSession(s.sessionHash)).toBeNull();
+      });
+
+      it('a password change replaces the hash and ends every session of the account only', async () => {
+        await store.insertAdminAccount(account('ann'));
+        await store.insertAdminAccount(account('bob'));
+        const a = session('ann');
+        const b = session('bob');
+        await store.insertAdminSession(a, 'hash-of-ann');
+        await store.insertAdminSession(b, 'hash-of-bob');
+        expect(await store.setAdminPassword('ann', 'new-hash', at(HOUR))).toBe(true);
+        expect(await store.setAdminPassword('nobody', 'new-hash', at(HOUR))).toBe(false);
+        expect(await store.getAdminAccount('ann')).toMatchObject({ passwordHash: 'new-hash', passwordChangedAt: at(HOUR) });
+        expect(await store.findAdminSession(a.sessionHash)).toBeNull();
+        expect(await store.findAdminSession(b.sessionHash)).not.toBeNull();
+      });
+
+      it('purges sessions past their absolute expiry or idle too long, and keeps the others', async () => {
+        await store.insertAdminAccount(account('ann'));
+        const expired = session('ann', { expiresAt: at(HOUR) });
+        const idle = session('ann');
+        const live = session('ann');
+        for (const s of [expired, idle, live]) await store.insertAdminSession(s, 'hash-of-ann');
+        await store.touchAdminSession(live.sessionHash, at(2 * HOUR));
+        expect(await store.purgeAdminSessions(at(2 * HOUR), at(HOUR))).toBe(2);
+        expect(await store.findAdminSession(live.sessionHash)).not.toBeNull();
+        expect(await store.findAdminSession(idle.sessionHash)).toBeNull();
+      });
+    });
+
     describe('news', () => {
       const base = {
         appId: 2, language: 'en', title: 'Title', body: 'Body', url: null, publishedAt: T0, expiresAt: null,
@@ -367,10 +455,22 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       it('stores every field and assigns increasing ids', async () => {
         const first = await store.insertNews({ ...base, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR' });
         const second = await store.insertNews(base);
-        expect(first).toEqual({ ...base, newsId: first.newsId, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR' });
+        expect(first).toEqual({ ...base, newsId: first.newsId, url: 'https://news.example/1', expiresAt: at(HOUR), minVersion: '1.2', maxVersion: '2', membersOnly: true, language: 'pt-BR', attributes: {} });
         expect(second.newsId).toBeGreaterThan(first.newsId);
         expect(await store.getNews(first.newsId)).toEqual(first);
         expect(await store.getNews(999_999)).toBeNull();
+      });
+
+      it('updates every changeable field of a row, and answers null for a missing one', async () => {
+        const row = await store.insertNews(base);
+        const update = {
+          language: 'de', title: 'Neu', body: 'Text', url: 'https://news.example/2', publishedAt: at(HOUR), expiresAt: at(2 * HOUR),
+          minVersion: '1.0', maxVersion: '3', membersOnly: true, attributes: { b: 'zwei', a: 'eins' },
+        };
+        const updated = await store.updateNews(row.newsId, update);
+        expect(updated).toEqual({ ...row, ...update });
+        expect(await store.getNews(row.newsId)).toEqual(updated);
+        expect(await store.updateNews(999_999, update)).toBeNull();
       });
 
       it('lists news newest first, optionally of one application', async () => {
@@ -403,6 +503,31 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.findPublishedNews({ appId: 2, languages: [], now, includeMembersOnly: true })).toEqual([]);
       });
 
+      it('stores attributes as text by name, keys in order, and gives them back from every read', async () => {
+        await store.insertApplication(app(7));
+        const attributes = { Destaque: 'true', Categoria: 'Promoção <&> "x"', 'a.b_c-1': '', Zeta: '1,5' };
+        const n = await store.insertNews({ ...base, appId: 7, attributes });
+        const expected = { Categoria: 'Promoção <&> "x"', Destaque: 'true', Zeta: '1,5', 'a.b_c-1': '' };
+        expect(n.attributes).toEqual(expected);
+        expect(Object.keys(n.attributes)).toEqual(Object.keys(expected).sort());
+        expect((await store.getNews(n.newsId))?.attributes).toEqual(expected);
+        expect((await store.listNews({ appId: 7 }))[0]?.attributes).toEqual(expected);
+        expect((await store.findPublishedNews({ appId: 7, languages: ['en'], now: at(HOUR), includeMembersOnly: false }))[0]?.attributes).toEqual(expected);
+        expect((await store.insertNews(base)).attributes).toEqual({});
+      });
+
+      it('inserts a row under a given id once, and later ids continue above it', async () => {
+        const before = await store.insertNews(base);
+        const kept = await store.insertNewsWithId(before.newsId + 1000, { ...base, title: 'legacy 1000', attributes: { Destaque: 'false' } });
+        expect(kept).toEqual({ ...base, newsId: before.newsId + 1000, title: 'legacy 1000', attributes: { Destaque: 'false' } });
+        expect(await store.insertNewsWithId(before.newsId + 1000, { ...base, title: 'again' })).toBeNull();
+        expect((await store.getNews(before.newsId + 1000))?.title).toBe('legacy 1000');
+        // Below the highest id, in a gap: allowed, and it does not pull later ids back.
+        expect((await store.insertNewsWithId(before.newsId + 500, base))?.newsId).toBe(before.newsId + 500);
+        expect((await store.insertNews(base)).newsId).toBeGreaterThan(before.newsId + 1000);
+        expect(await store.insertNewsWithId(before.newsId, base)).toBeNull();
+      });
+
       it('deletes a row, reporting whether it existed', async () => {
         const n = await store.insertNews(base);
         expect(await store.deleteNews(n.newsId)).toBe(true);
@@ -424,6 +549,9 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await moved('insertNews');
         await store.insertNews({ ...base, membersOnly: true, language: 'pt' });
         await moved('second insertNews');
+        await store.insertNewsWithId(a.newsId + 100, base);
+        await moved('insertNewsWithId');
+        expect(await store.insertNewsWithId(a.newsId + 100, base)).toBeNull();
         expect(await store.deleteNews(a.newsId)).toBe(true);
         await moved('deleteNews');
         const unchanged = (await store.revisions()).news;

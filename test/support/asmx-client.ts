@@ -65,7 +65,7 @@ function xmlUnescape(s: string): string {
 export type TableRows = Array<Record<string, string>>;
 
 /** Reads the result of a 200 response: string, boolean or the DataTable's rows (cells as text). */
-export function parseResult(binding: BindingName, name: string, body: string): string | boolean | TableRows {
+export function parseResult(binding: BindingName, name: string, body: string, tableName = 'News'): string | boolean | TableRows {
   const op = spec(name);
   let inner: string;
   if (binding === 'soap11' || binding === 'soap12') {
@@ -80,7 +80,7 @@ export function parseResult(binding: BindingName, name: string, body: string): s
   if (op.result === 'boolean') return inner === 'true';
   if (op.result === 'string') return xmlUnescape(inner);
   const rows: TableRows = [];
-  for (const row of inner.matchAll(/<News diffgr:id="News\d+" msdata:rowOrder="\d+">([\s\S]*?)<\/News>/g)) {
+  for (const row of inner.matchAll(new RegExp(`<${tableName} diffgr:id="${tableName}\\d+" msdata:rowOrder="\\d+">([\\s\\S]*?)</${tableName}>`, 'g'))) {
     const cells: Record<string, string> = {};
     for (const cell of (row[1] ?? '').matchAll(/<(\w+)>([^<]*)<\/\1>|<(\w+) \/>/g)) {
       if (cell[1]) cells[cell[1]] = xmlUnescape(cell[2] ?? '');

@@ -16,6 +16,7 @@ import { systemClock } from '../../src/domain/clock.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import type { PasswordHasher } from '../../src/domain/password-hasher.js';
+import type { LegacyTokenPassthrough } from '../../src/domain/legacy-token-passthrough.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -61,6 +62,8 @@ export interface StackOptions {
   readonly mirror?: (store: Store) => LegacyMirror;
   /** A logger for the app (default none). */
   readonly logger?: Logger;
+  /** Token passthrough: tokens unknown here asked of the old service. */
+  readonly legacyTokens?: LegacyTokenPassthrough;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -76,6 +79,8 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const service = createAuthService({
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
     ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
+    ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
+    ...(profile !== undefined && profile.whatsNew.maxRows !== null && { maxNews: profile.whatsNew.maxRows }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
   const mirror = options.mirror?.(store);

@@ -56,7 +56,7 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
     must(await admin.addUser({ login: 'bob', password: 'bob-pw', appIds: [2], enabled: false }));
     must(await admin.addUser({ login: 'carol', password: 'carol-pw', appIds: [2] }));
     must(await admin.addNews({ appId: 2, title: 'First', body: 'Body & <more>', publishedAt: new Date('2024-01-01T10:00:00Z') }));
-    must(await admin.addNews({ appId: 7, title: 'Members', body: 'x', language: 'pt-BR', membersOnly: true, minVersion: '2.1', publishedAt: new Date('2024-02-01T10:00:00Z') }));
+    must(await admin.addNews({ appId: 7, title: 'Members', body: 'x', language: 'pt-BR', membersOnly: true, minVersion: '2.1', publishedAt: new Date('2024-02-01T10:00:00Z'), attributes: { Destaque: 'true', Categoria: 'Promoção' } }));
 
     const login = async (name: string, password: string, appId: number): Promise<string> => {
       const r = await service.validateUser({ login: name, password, appId, ipAddress: '198.51.100.7' }, ctx);
@@ -107,8 +107,8 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
       expect((await pgService.validateUser({ login: 'bob', password: 'bob-pw', appId: 2, ipAddress: null }, ctx)).ok).toBe(false); // still disabled
       expect((await target.getApplication(2))?.loginUrl).toBe('http://gps.example/login');
       expect(await target.getApplication(7)).toMatchObject({ name: 'Portal', requireIp: false, idleTimeoutSeconds: 600, defaultLanguage: 'pt-BR' });
-      expect((await target.listNews()).map((n) => [n.appId, n.title, n.body, n.language, n.membersOnly, n.minVersion]))
-        .toEqual([[7, 'Members', 'x', 'pt-BR', true, '2.1'], [2, 'First', 'Body & <more>', 'en', false, null]]);
+      expect((await target.listNews()).map((n) => [n.appId, n.title, n.body, n.language, n.membersOnly, n.minVersion, n.attributes]))
+        .toEqual([[7, 'Members', 'x', 'pt-BR', true, '2.1', { Categoria: 'Promoção', Destaque: 'true' }], [2, 'First', 'Body & <more>', 'en', false, null, {}]]);
       const alice = await target.findUserByLoginKey('alice');
       expect(alice).toMatchObject({ login: 'Alice', appIds: [2, 7], createdAt: sourceAlice?.createdAt, passwordChangedAt: sourceAlice?.passwordChangedAt });
     } finally {
@@ -141,5 +141,22 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
     const r = await cli(['import', file, '--db', `sqlite:${join(dir, 'bad.db')}`]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/import stopped at line 2: "appIds" must be a list of whole numbers/);
+  });
+
+  it('refuses news attributes that are not an object of acceptable text values, naming the line', async () => {
+    const news = (attributes: string): string => `{"type":"news","appId":2,"language":"en","title":"t","body":"b","url":null,"publishedAt":"2024-01-01T00:00:00Z","expiresAt":null,"minVersion":null,"maxVersion":null,"membersOnly":false,"createdAt":"2024-01-01T00:00:00Z","attributes":${attributes}}`;
+    for (const [attributes, message] of [
+      ['["a"]', /"attributes" must be an object of text values/],
+      ['{"a":1}', /"attributes" must be an object of text values/],
+      ['{"bad key":"x"}', /"attributes": bad attribute name "bad key"/],
+    ] as const) {
+      expect((await cli(['migrate', '--db', `sqlite:${join(dir, 'bad-attributes.db')}`])).code).toBe(0);
+      const file = join(dir, 'bad-attributes.jsonl');
+      writeFileSync(file, `{"type":"header","format":"svcapi-auth-export","version":1}\n${news(attributes)}\n`);
+      const r = await cli(['import', file, '--db', `sqlite:${join(dir, 'bad-attributes.db')}`]);
+      expect(r.code, attributes).toBe(1);
+      expect(r.err, attributes).toMatch(/import stopped at line 2: /);
+      expect(r.err, attributes).toMatch(message);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NEWS_TABLE } from '../../src/contract/operations.js';
+import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
 import { compileDataTableWriter, compileDateTimeFormatter } from '../../src/wire/datatable.js';
 
 describe('DataSet DateTime text', () => {
@@ -19,7 +19,7 @@ describe('DataSet DateTime text', () => {
 });
 
 describe('DataTable diffgram', () => {
-  const writer = compileDataTableWriter(NEWS_TABLE, 'UTC');
+  const writer = compileDataTableWriter(DEFAULT_COMPAT_PROFILE.whatsNew, 'UTC');
   const row = [1, 2, 'T <1>', 'B & b', 'en', '', new Date('2020-01-01T10:30:00Z')] as const;
 
   it('numbers rows from News1 / rowOrder 0, escapes text, self-closes empty strings, omits nulls', () => {

@@ -59,6 +59,13 @@ function corpusInputs(): SoapRequestInput[] {
 }
 
 describe('the shape memo answers exactly as decodeSoapRequest', () => {
+  it('switched off (performance.shapeMemo: false), every request takes the reference decoder and nothing is learned', () => {
+    const inputs = capturedInputs();
+    const decode = createSoapRequestDecoder(contract, undefined, { enabled: false });
+    for (let pass = 0; pass < 2; pass++) inputs.forEach((req, i) => expect(decode(req), `#${i}`).toEqual(reference(req)));
+    expect(decode.stats()).toMatchObject({ hits: 0, templates: 0 });
+  });
+
   it('over the golden captures and the malformed-input corpus, after learning every valid shape', () => {
     const inputs = [...capturedInputs(), ...corpusInputs()];
     expect(inputs.length).toBeGreaterThan(1000);

@@ -3,6 +3,7 @@ import type {
   ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, User, UserCredentials,
 } from '../store.js';
+import type { AdminAccountCredentials } from '../store.js';
 import type { AuditQuery, NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
 import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
@@ -13,7 +14,7 @@ import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS, 
 import { parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
 import { DatabaseError } from '../database-errors.js';
 import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
-import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
@@ -61,7 +62,15 @@ const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
 
 // Columns are always listed (never *): prepared statements survive a later migration adding columns.
 const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at, trusted_callers';
-const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at';
+const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at';
+
+/** $1..$12 of the news INSERTs, in the order of their column lists. */
+function newsValues(news: NewNews): unknown[] {
+  return [
+    news.appId, news.language, news.title, news.body, news.url, news.publishedAt, news.expiresAt, news.minVersion, news.maxVersion,
+    news.membersOnly, encodeNewsAttributes(news.attributes), news.createdAt,
+  ];
+}
 const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
   ARRAY(SELECT g.app_id FROM user_applications g WHERE g.user_id = u.user_id ORDER BY g.app_id) AS app_ids`;
 
@@ -71,6 +80,13 @@ const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_
  * token's user, application and grant so their state is judged from the same read. Sent as a
  * named prepared statement: parsed and planned once per connection.
  */
+function toAdminCredentials(r: Row): AdminAccountCredentials {
+  return {
+    name: String(r.name), passwordHash: String(r.password_hash), role: r.role === 'admin' ? 'admin' : 'editor',
+    createdAt: date(r.created_at), passwordChangedAt: date(r.password_changed_at), lastLoginAt: dateOrNull(r.last_login_at),
+  };
+}
+
 export const FIND_TOKEN_SQL = `${TOKEN_SELECT} WHERE t.token_hash = $1`;
 
 /**
@@ -597,9 +613,22 @@ function createPostgresStore(pool: pg.Pool): Store {
     async revokeTokens(scope: RevokeScope, now) {
       const result = 'all' in scope
         ? await q(null, 'UPDATE tokens SET revoked_at = $1 WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > $1', [now])
-        : await q(null, `UPDATE tokens SET revoked_at = $2
+        : 'tokenHash' in scope
+          ? await q(null, `UPDATE tokens SET revoked_at = $2
+            WHERE token_hash = $1 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $2`, [scope.tokenHash, now])
+          : await q(null, `UPDATE tokens SET revoked_at = $2
             WHERE user_id = $1 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $2`, [scope.userId, now]);
       return result.rowCount ?? 0;
+    },
+    async listUserSessions(userId, now, limit) {
+      return (await readArrays(null, `${TOKEN_SELECT}
+        WHERE t.user_id = $1 AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > $2
+        ORDER BY t.issued_at DESC, t.token_hash LIMIT $3`, [userId, now, Math.max(0, Math.trunc(limit))])).map(toToken);
+    },
+    async findTokensByFingerprint(prefix, limit) {
+      // A range on the "C"-collated primary key (hex digits sort below 'g'): an index scan.
+      return (await readArrays(null, `${TOKEN_SELECT}
+        WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g' ORDER BY t.token_hash LIMIT $2`, [prefix, Math.max(0, Math.trunc(limit))])).map(toToken);
     },
     async deleteExpiredTokens(before) {
       return (await q(null, 'DELETE FROM tokens WHERE expires_at < $1', [before])).rowCount ?? 0;
@@ -624,12 +653,21 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async insertNews(news: NewNews) {
-      const row = one(await q('insert_news', `INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING ${NEWS_COLUMNS}`, [
-        news.appId, news.language, news.title, news.body, news.url, news.publishedAt, news.expiresAt, news.minVersion, news.maxVersion, news.membersOnly, news.createdAt,
-      ]));
+      const row = one(await q('insert_news', `INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${NEWS_COLUMNS}`, newsValues(news)));
       if (row === undefined) throw new Error('INSERT ... RETURNING returned no row');
       return toNews(row);
+    },
+    async insertNewsWithId(newsId: number, news: NewNews) {
+      return tx(async (client) => {
+        // The identity first moves past the id, so no insertNews from now on can be handed it.
+        await client.query(`SELECT setval(s.seq, GREATEST($1::bigint, pg_sequence_last_value(s.seq)))
+          FROM (SELECT pg_get_serial_sequence('news', 'news_id')::regclass AS seq) s`, [newsId]);
+        const row = one(await client.query<Row>(`INSERT INTO news (news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+          OVERRIDING SYSTEM VALUE VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+          ON CONFLICT (news_id) DO NOTHING RETURNING ${NEWS_COLUMNS}`, [...newsValues(news), newsId]));
+        return row === undefined ? null : toNews(row);
+      });
     },
     async listNews(filter) {
       return (await q('list_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE $1::integer IS NULL OR app_id = $1::integer
@@ -653,6 +691,68 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async deleteNews(newsId) {
       return (await q(null, 'DELETE FROM news WHERE news_id = $1', [newsId])).rowCount === 1;
+    },
+    async updateNews(newsId, u) {
+      const row = one(await q(null, `UPDATE news SET language = $2, title = $3, body = $4, url = $5, published_at = $6, expires_at = $7,
+        min_version = $8, max_version = $9, members_only = $10, attributes = $11::jsonb WHERE news_id = $1 RETURNING ${NEWS_COLUMNS}`, [
+        newsId, u.language, u.title, u.body, u.url, u.publishedAt, u.expiresAt, u.minVersion, u.maxVersion, u.membersOnly, encodeNewsAttributes(u.attributes),
+      ]));
+      return row === undefined ? null : toNews(row);
+    },
+
+    async insertAdminAccount(a) {
+      return (await q(null, `INSERT INTO admin_accounts (name, password_hash, role, created_at, password_changed_at, last_login_at)
+        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING`, [a.name, a.passwordHash, a.role, a.createdAt, a.passwordChangedAt, a.lastLoginAt])).rowCount === 1;
+    },
+    async getAdminAccount(name) {
+      const row = one(await q('get_admin', 'SELECT * FROM admin_accounts WHERE name = $1', [name], true));
+      return row === undefined ? null : toAdminCredentials(row);
+    },
+    async listAdminAccounts() {
+      return (await q(null, 'SELECT * FROM admin_accounts ORDER BY name', [], true)).rows.map((r) => {
+        const { passwordHash: _hash, ...account } = toAdminCredentials(r);
+        return account;
+      });
+    },
+    async setAdminPassword(name, passwordHash, now) {
+      return tx(async (c) => {
+        const updated = await c.query('UPDATE admin_accounts SET password_hash = $2, password_changed_at = $3 WHERE name = $1', [name, passwordHash, now]);
+        if (updated.rowCount !== 1) return false;
+        await c.query('DELETE FROM admin_sessions WHERE name = $1', [name]);
+        return true;
+      });
+    },
+    async removeAdminAccount(name) {
+      return (await q(null, 'DELETE FROM admin_accounts WHERE name = $1', [name])).rowCount === 1;
+    },
+    async insertAdminSession(session, passwordHash) {
+      return tx(async (c) => {
+        // The account row is locked, so a password change or removal waits for this or wins before it.
+        const account = await c.query('SELECT 1 FROM admin_accounts WHERE name = $1 AND password_hash = $2 FOR UPDATE', [session.name, passwordHash]);
+        if (account.rowCount !== 1) return false;
+        await c.query(`INSERT INTO admin_sessions (session_hash, name, csrf_token, source_ip, created_at, last_used_at, expires_at)
+          VALUES ($1, $2, $3, $4, $5, $5, $6)`, [session.sessionHash, session.name, session.csrfToken, session.sourceIp, session.createdAt, session.expiresAt]);
+        await c.query('UPDATE admin_accounts SET last_login_at = $2 WHERE name = $1', [session.name, session.createdAt]);
+        return true;
+      });
+    },
+    async findAdminSession(sessionHash) {
+      const r = one(await q('find_admin_session', `SELECT s.*, a.role FROM admin_sessions s JOIN admin_accounts a ON a.name = s.name
+        WHERE s.session_hash = $1`, [sessionHash], true));
+      if (r === undefined) return null;
+      return {
+        sessionHash: str(r.session_hash), name: str(r.name), role: r.role === 'admin' ? 'admin' : 'editor', csrfToken: str(r.csrf_token),
+        sourceIp: r.source_ip === null ? null : str(r.source_ip), createdAt: date(r.created_at), lastUsedAt: date(r.last_used_at), expiresAt: date(r.expires_at),
+      };
+    },
+    async touchAdminSession(sessionHash, now) {
+      await q('touch_admin_session', 'UPDATE admin_sessions SET last_used_at = GREATEST(last_used_at, $2) WHERE session_hash = $1', [sessionHash, now]);
+    },
+    async deleteAdminSession(sessionHash) {
+      return (await q(null, 'DELETE FROM admin_sessions WHERE session_hash = $1', [sessionHash])).rowCount === 1;
+    },
+    async purgeAdminSessions(now, idleBefore) {
+      return (await q(null, 'DELETE FROM admin_sessions WHERE expires_at <= $1 OR last_used_at < $2', [now, idleBefore])).rowCount ?? 0;
     },
 
     async listLiveTokens(query) {

@@ -8,6 +8,7 @@ import type {
   PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, User, UserCredentials,
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
+import type { AdminAccountCredentials, NewAdminSession } from '../store.js';
 import type { AuditQuery, NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
 import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
@@ -15,7 +16,7 @@ import {
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
-import { createRowMappers, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 
@@ -38,6 +39,15 @@ export interface SqliteStoreOptions {
 
 
 const bool = (v: boolean): number => (v ? 1 : 0);
+
+function newsParams(news: NewNews): Record<string, unknown> {
+  return {
+    appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
+    publishedAt: ms(news.publishedAt), expiresAt: news.expiresAt === null ? null : ms(news.expiresAt),
+    minVersion: news.minVersion, maxVersion: news.maxVersion, membersOnly: bool(news.membersOnly),
+    attributes: encodeNewsAttributes(news.attributes), createdAt: ms(news.createdAt),
+  };
+}
 const ms = (d: Date): number => d.getTime();
 const date = (v: unknown): Date => new Date(Number(v));
 const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(Number(v)));
@@ -71,6 +81,13 @@ const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
 
 
 
+
+function toAdminCredentials(r: Row): AdminAccountCredentials {
+  return {
+    name: str(r.name), passwordHash: str(r.password_hash), role: r.role === 'admin' ? 'admin' : 'editor',
+    createdAt: date(r.created_at), passwordChangedAt: date(r.password_changed_at), lastLoginAt: dateOrNull(r.last_login_at),
+  };
+}
 
 const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
   (SELECT group_concat(g.app_id) FROM user_applications g WHERE g.user_id = u.user_id) AS app_ids`;
@@ -295,6 +312,14 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       WHERE user_id = @userId AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
     revokeAllLiveTokens: db.prepare(`UPDATE tokens SET revoked_at = @now
       WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    revokeOneLiveToken: db.prepare(`UPDATE tokens SET revoked_at = @now
+      WHERE token_hash = @tokenHash AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    userSessions: db.prepare(`${TOKEN_SELECT}
+      WHERE t.user_id = @userId AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > @now
+      ORDER BY t.issued_at DESC, t.token_hash LIMIT @limit`).raw(),
+    // A range on the primary key (hex digits sort below 'g'), so the lookup uses the index.
+    tokensByPrefix: db.prepare(`${TOKEN_SELECT}
+      WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g' ORDER BY t.token_hash LIMIT @limit`).raw(),
     deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
     purgeExpired: db.prepare(`DELETE FROM tokens WHERE token_hash IN
       (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`),
@@ -309,8 +334,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         THEN substr(password_hash, 2, instr(substr(password_hash, 2) || '$', '$') - 1) ELSE '' END AS scheme, COUNT(*) AS n
       FROM users GROUP BY scheme ORDER BY scheme`),
 
-    insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, created_at)
-      VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @createdAt)
+    insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+      VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @attributes, @createdAt)
+      RETURNING *`),
+    // AUTOINCREMENT keeps sqlite_sequence at the largest id ever used: later ids continue above it.
+    insertNewsWithId: db.prepare(`INSERT INTO news (news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
+      VALUES (@newsId, @appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @attributes, @createdAt)
+      ON CONFLICT (news_id) DO NOTHING
       RETURNING *`),
     listNews: db.prepare(`SELECT * FROM news WHERE @appId IS NULL OR app_id = @appId ORDER BY published_at DESC, news_id DESC`),
     // The rows WhatsNew may show (visible = 1) and the scheduled ones, which only say when that
@@ -325,6 +355,25 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       (SELECT revision FROM access_revision WHERE id = 1)`).raw(),
     getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
     deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
+    updateNews: db.prepare(`UPDATE news SET language = @language, title = @title, body = @body, url = @url, published_at = @publishedAt,
+      expires_at = @expiresAt, min_version = @minVersion, max_version = @maxVersion, members_only = @membersOnly, attributes = @attributes
+      WHERE news_id = @newsId RETURNING *`),
+
+    insertAdmin: db.prepare(`INSERT INTO admin_accounts (name, password_hash, role, created_at, password_changed_at, last_login_at)
+      VALUES (@name, @passwordHash, @role, @createdAt, @passwordChangedAt, @lastLoginAt) ON CONFLICT (name) DO NOTHING`),
+    getAdmin: db.prepare('SELECT * FROM admin_accounts WHERE name = ?'),
+    listAdmins: db.prepare('SELECT * FROM admin_accounts ORDER BY name'),
+    setAdminPassword: db.prepare('UPDATE admin_accounts SET password_hash = @passwordHash, password_changed_at = @now WHERE name = @name'),
+    endAdminSessions: db.prepare('DELETE FROM admin_sessions WHERE name = ?'),
+    removeAdmin: db.prepare('DELETE FROM admin_accounts WHERE name = ?'),
+    insertAdminSession: db.prepare(`INSERT INTO admin_sessions (session_hash, name, csrf_token, source_ip, created_at, last_used_at, expires_at)
+      SELECT @sessionHash, @name, @csrfToken, @sourceIp, @createdAt, @createdAt, @expiresAt
+      WHERE EXISTS (SELECT 1 FROM admin_accounts WHERE name = @name AND password_hash = @passwordHash)`),
+    adminLastLogin: db.prepare('UPDATE admin_accounts SET last_login_at = @createdAt WHERE name = @name'),
+    findAdminSession: db.prepare(`SELECT s.*, a.role FROM admin_sessions s JOIN admin_accounts a ON a.name = s.name WHERE s.session_hash = ?`),
+    touchAdminSession: db.prepare('UPDATE admin_sessions SET last_used_at = MAX(last_used_at, @now) WHERE session_hash = @sessionHash'),
+    deleteAdminSession: db.prepare('DELETE FROM admin_sessions WHERE session_hash = ?'),
+    purgeAdminSessions: db.prepare('DELETE FROM admin_sessions WHERE expires_at <= @now OR last_used_at < @idleBefore'),
 
     ping: db.prepare('SELECT 1'),
     probeWrite: db.prepare('INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at'),
@@ -508,6 +557,20 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     return row === undefined ? null : toApplication(row);
   });
 
+  const setAdminPasswordTx = db.transaction((name: string, passwordHash: string, now: Date): boolean => {
+    if (s.setAdminPassword.run({ name, passwordHash, now: ms(now) }).changes !== 1) return false;
+    s.endAdminSessions.run(name);
+    return true;
+  });
+  const insertAdminSessionTx = db.transaction((session: NewAdminSession, passwordHash: string): boolean => {
+    const params = {
+      sessionHash: session.sessionHash, name: session.name, csrfToken: session.csrfToken, sourceIp: session.sourceIp,
+      createdAt: ms(session.createdAt), expiresAt: ms(session.expiresAt), passwordHash,
+    };
+    if (s.insertAdminSession.run(params).changes !== 1) return false;
+    s.adminLastLogin.run({ name: session.name, createdAt: params.createdAt });
+    return true;
+  });
   const setPasswordTx = db.transaction((userId: number, passwordHash: string, now: Date): void => {
     s.setPassword.run({ userId, passwordHash, now: ms(now) });
     s.revokeUserTokens.run({ userId, now: ms(now) });
@@ -648,8 +711,16 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     async revokeTokens(scope: RevokeScope, now) {
       const info = 'all' in scope
         ? s.revokeAllLiveTokens.run({ now: ms(now) })
-        : s.revokeLiveUserTokens.run({ userId: scope.userId, now: ms(now) });
+        : 'tokenHash' in scope
+          ? s.revokeOneLiveToken.run({ tokenHash: scope.tokenHash, now: ms(now) })
+          : s.revokeLiveUserTokens.run({ userId: scope.userId, now: ms(now) });
       return info.changes;
+    },
+    async listUserSessions(userId, now, limit) {
+      return (s.userSessions.all({ userId, now: ms(now), limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toToken);
+    },
+    async findTokensByFingerprint(prefix, limit) {
+      return (s.tokensByPrefix.all({ prefix, limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toToken);
     },
     async deleteExpiredTokens(before) {
       return s.deleteExpired.run(ms(before)).changes;
@@ -665,12 +736,11 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async insertNews(news: NewNews) {
-      const row = s.insertNews.get({
-        appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
-        publishedAt: ms(news.publishedAt), expiresAt: news.expiresAt === null ? null : ms(news.expiresAt),
-        minVersion: news.minVersion, maxVersion: news.maxVersion, membersOnly: bool(news.membersOnly), createdAt: ms(news.createdAt),
-      }) as Row;
-      return toNews(row);
+      return toNews(s.insertNews.get(newsParams(news)) as Row);
+    },
+    async insertNewsWithId(newsId: number, news: NewNews) {
+      const row = s.insertNewsWithId.get({ newsId, ...newsParams(news) }) as Row | undefined;
+      return row === undefined ? null : toNews(row);
     },
     async listNews(filter) {
       return (s.listNews.all({ appId: filter?.appId ?? null }) as Row[]).map(toNews);
@@ -691,6 +761,57 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async deleteNews(newsId) {
       return s.deleteNews.run(newsId).changes === 1;
+    },
+    async updateNews(newsId, u) {
+      const row = s.updateNews.get({
+        newsId, language: u.language, title: u.title, body: u.body, url: u.url, publishedAt: ms(u.publishedAt),
+        expiresAt: u.expiresAt === null ? null : ms(u.expiresAt), minVersion: u.minVersion, maxVersion: u.maxVersion, membersOnly: bool(u.membersOnly),
+        attributes: encodeNewsAttributes(u.attributes),
+      }) as Row | undefined;
+      return row === undefined ? null : toNews(row);
+    },
+
+    async insertAdminAccount(a) {
+      return s.insertAdmin.run({
+        name: a.name, passwordHash: a.passwordHash, role: a.role, createdAt: ms(a.createdAt), passwordChangedAt: ms(a.passwordChangedAt),
+        lastLoginAt: a.lastLoginAt === null ? null : ms(a.lastLoginAt),
+      }).changes === 1;
+    },
+    async getAdminAccount(name) {
+      const row = s.getAdmin.get(name) as Row | undefined;
+      return row === undefined ? null : toAdminCredentials(row);
+    },
+    async listAdminAccounts() {
+      return (s.listAdmins.all() as Row[]).map((r) => {
+        const { passwordHash: _hash, ...account } = toAdminCredentials(r);
+        return account;
+      });
+    },
+    async setAdminPassword(name, passwordHash, now) {
+      return setAdminPasswordTx.immediate(name, passwordHash, now);
+    },
+    async removeAdminAccount(name) {
+      return s.removeAdmin.run(name).changes === 1;
+    },
+    async insertAdminSession(session, passwordHash) {
+      return insertAdminSessionTx.immediate(session, passwordHash);
+    },
+    async findAdminSession(sessionHash) {
+      const r = s.findAdminSession.get(sessionHash) as Row | undefined;
+      if (r === undefined) return null;
+      return {
+        sessionHash: str(r.session_hash), name: str(r.name), role: r.role === 'admin' ? 'admin' : 'editor', csrfToken: str(r.csrf_token),
+        sourceIp: r.source_ip === null ? null : str(r.source_ip), createdAt: date(r.created_at), lastUsedAt: date(r.last_used_at), expiresAt: date(r.expires_at),
+      };
+    },
+    async touchAdminSession(sessionHash, now) {
+      s.touchAdminSession.run({ sessionHash, now: ms(now) });
+    },
+    async deleteAdminSession(sessionHash) {
+      return s.deleteAdminSession.run(sessionHash).changes === 1;
+    },
+    async purgeAdminSessions(now, idleBefore) {
+      return s.purgeAdminSessions.run({ now: ms(now), idleBefore: ms(idleBefore) }).changes;
     },
 
     async listLiveTokens(query) {

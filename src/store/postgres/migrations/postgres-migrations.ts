@@ -7,7 +7,9 @@ import { newsRevision } from './005-news-revision.js';
 import { accessRevision } from './006-access-revision.js';
 import { installationSecrets } from './007-installation-secrets.js';
 import { healthProbe } from './008-health-probe.js';
-import { shadowDifferences } from './009-shadow-differences.js';
+import { newsAttributes } from './009-news-attributes.js';
+import { adminConsole } from './010-admin-console.js';
+import { shadowDifferences } from './011-shadow-differences.js';
 
 export interface PostgresMigration {
   /**
@@ -19,7 +21,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, shadowDifferences]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

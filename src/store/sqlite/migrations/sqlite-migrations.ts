@@ -7,7 +7,9 @@ import { newsRevision } from './005-news-revision.js';
 import { accessRevision } from './006-access-revision.js';
 import { installationSecrets } from './007-installation-secrets.js';
 import { healthProbe } from './008-health-probe.js';
-import { shadowDifferences } from './009-shadow-differences.js';
+import { newsAttributes } from './009-news-attributes.js';
+import { adminConsole } from './010-admin-console.js';
+import { shadowDifferences } from './011-shadow-differences.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -16,7 +18,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, shadowDifferences]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences]);
 
 /**
  * The SQLite header's application_id of an svcapi-auth database ("SVCA"), set by the migration

@@ -7,7 +7,7 @@ import type { SqliteMigration } from './sqlite-migrations.js';
  * pruned to the newest `keep` by each insert.
  */
 export const shadowDifferences: SqliteMigration = {
-  version: 9,
+  version: 11,
   name: 'shadow differences',
   sql: `
 CREATE TABLE shadow_differences (

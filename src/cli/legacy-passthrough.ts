@@ -1,0 +1,124 @@
+/**
+ * serve's wiring of what talks to the old service beyond lazy migration: the CA file trusted for
+ * it (`legacy.caFile`) and token passthrough (`legacy.tokenPassthrough`,
+ * domain/legacy-token-passthrough.ts) with its metrics and log lines.
+ *
+ * What the operator sees (docs/cutover.md#passthrough): at start, whether passthrough is on and
+ * until when; every circuit change and the end of the window as they happen; an "unsafe" old
+ * service as an error; and every `summaryIntervalMs` the checks made since the last summary
+ * (only when there were any), so that the day old tokens stop coming is visible in the log as
+ * well as in `svcapi_auth_legacy_token_checks_total`.
+ */
+import { readFile } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
+import type { Logger } from 'pino';
+import type { Config } from '../config.js';
+import { systemClock, type Clock } from '../domain/clock.js';
+import { createLegacyTokenPassthrough, LEGACY_TOKEN_CHECK_RESULTS, type LegacyTokenCheckResult, type LegacyTokenPassthrough } from '../domain/legacy-token-passthrough.js';
+import { cryptoRandomSource } from '../domain/random-source.js';
+import { describeTokenForm, type TokenForm } from '../domain/token-form.js';
+import { legacyAnswerRules } from '../domain/legacy-guard.js';
+import { createSoapLegacyTokenService } from '../legacy/soap-legacy-tokens.js';
+import type { ServiceMetrics } from '../ops/metrics.js';
+import { CliError } from './cli-io.js';
+
+/** The PEM file of `legacy.caFile`, read and checked once at start; undefined when none is set. */
+export async function readLegacyCa(config: Config): Promise<Buffer | undefined> {
+  const path = config.legacy.caFile;
+  if (path === null) return undefined;
+  const ca = await readFile(path).catch((error: unknown) => {
+    throw new CliError(`cannot read legacy.caFile ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+  });
+  try {
+    createSecureContext({ ca });
+  } catch (error) {
+    throw new CliError(`legacy.caFile ${path} holds no usable PEM certificate: ${(error as Error).message}`);
+  }
+  if (!ca.toString('latin1').includes('-----BEGIN CERTIFICATE-----')) throw new CliError(`legacy.caFile ${path} holds no PEM certificate (-----BEGIN CERTIFICATE-----)`);
+  return ca;
+}
+
+/**
+ * The old service's token form: the compatibility profile's when the operator gave one (a
+ * profile describes the old service), else a GUID in D form, either case, braces optional.
+ */
+export function legacyTokenForm(config: Config): TokenForm {
+  // The same rule lazy migration uses: a profile file describes the old service exactly.
+  return legacyAnswerRules(config.compat.file === null ? null : config.compat.profile).tokenForm;
+}
+
+export interface TokenPassthroughWiring {
+  readonly passthrough: LegacyTokenPassthrough;
+  /** Stops the summary and closes the sockets to the old service. */
+  close(): void;
+}
+
+export interface TokenPassthroughOptions {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+  readonly ca?: Buffer;
+  readonly clock?: Clock;
+  /** How often the log summarises the checks (default 15 minutes). */
+  readonly summaryIntervalMs?: number;
+}
+
+/** Token passthrough as configured, or null when it is off (no end date, or no legacy.url). */
+export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPassthroughWiring | null {
+  const { config, logger, metrics } = options;
+  const { url, tokenPassthroughUntil } = config.legacy;
+  if (url === null || tokenPassthroughUntil === null) return null;
+  const clock = options.clock ?? systemClock;
+  const until = new Date(tokenPassthroughUntil);
+  const form = legacyTokenForm(config);
+  const client = createSoapLegacyTokenService({
+    url, timeoutMs: config.legacy.tokenTimeoutMs, maxSockets: config.legacy.maxConcurrent, ...(options.ca !== undefined && { ca: options.ca }),
+  });
+  // The metrics read the passthrough's status at scrape time, and it reports to the metrics.
+  const made: { passthrough?: LegacyTokenPassthrough } = {};
+  const observers = metrics.observeLegacyTokens(() => {
+    if (made.passthrough === undefined) throw new Error('token passthrough scraped before it was made');
+    return made.passthrough.status();
+  });
+  const passthrough = createLegacyTokenPassthrough({
+    legacy: client,
+    until,
+    tokenForm: form,
+    clock,
+    random: cryptoRandomSource,
+    cacheSeconds: config.legacy.passthroughCacheSeconds,
+    negativeCacheSeconds: config.legacy.passthroughNegativeCacheSeconds,
+    maxConcurrent: config.legacy.maxConcurrent,
+    circuitFailures: config.legacy.circuitFailures,
+    circuitCooldownMs: config.legacy.circuitCooldownMs,
+    ...observers,
+    onChange: (change) => {
+      const fields = { passthrough: change.event };
+      if (change.event === 'unsafe') logger.error(fields, `token passthrough refused: ${change.reason}`);
+      else if (change.event === 'circuit_open') logger.warn(fields, `token passthrough: ${change.reason}`);
+      else logger.info(fields, `token passthrough: ${change.reason}`);
+    },
+  });
+  made.passthrough = passthrough;
+  const ended = clock.now().getTime() >= until.getTime();
+  if (ended) logger.info({ until: until.toISOString() }, 'token passthrough ended already (legacy.tokenPassthrough): tokens of the old service are not asked about');
+  else logger.info({ until: until.toISOString(), tokenForm: describeTokenForm(form) }, 'token passthrough on: tokens unknown here in the old service\'s form are asked of it until the end date');
+
+  let last: Readonly<Record<LegacyTokenCheckResult, number>> = passthrough.status().counts;
+  const summary = setInterval(() => {
+    const status = passthrough.status();
+    const since = Object.fromEntries(LEGACY_TOKEN_CHECK_RESULTS.map((r) => [r, status.counts[r] - last[r]])) as Record<LegacyTokenCheckResult, number>;
+    last = status.counts;
+    const total = LEGACY_TOKEN_CHECK_RESULTS.reduce((sum, r) => sum + since[r], 0);
+    if (total === 0) return;
+    logger.info({ checks: since, circuit: status.circuit, active: status.active }, `token passthrough: ${since.valid + since.cached_valid} of ${total} checks of old tokens were valid since the last summary`);
+  }, options.summaryIntervalMs ?? 15 * 60_000);
+  summary.unref();
+  return {
+    passthrough,
+    close() {
+      clearInterval(summary);
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,145 @@
+/**
+ * A stand-in for the old Authentication.asmx's token operations (token passthrough tests): a
+ * node:http(s) server answering SOAP 1.1 ValidateUserToken and GetUserLoginURL for the tokens
+ * it issued (upper-case GUIDs, its own form), and misbehaving on request: refusing, hanging,
+ * answering huge, dripping, garbage, or `true` for everything.
+ */
+import { randomUUID } from 'node:crypto';
+import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import type { Socket } from 'node:net';
+
+export type StandInMode = 'normal' | 'hang' | 'huge' | 'drip' | 'garbage' | 'fault' | 'yes' | 'redirect';
+
+export interface LegacyStandIn {
+  readonly url: string;
+  /** Tokens the old service considers valid. */
+  readonly tokens: Set<string>;
+  mode: StandInMode;
+  /** Every token asked about, in order (ValidateUserToken and GetUserLoginURL). */
+  readonly asked: string[];
+  /** Requests being answered now, and the most at once. */
+  inFlight: number;
+  maxInFlight: number;
+  /** Bytes written in 'huge' and 'drip' answers before the client hung up. */
+  bytesWritten: number;
+  /** A new token the old service issued. */
+  issue(): string;
+  close(): Promise<void>;
+}
+
+const envelope = (inner: string): string => '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
+  + `<soap:Body>${inner}</soap:Body></soap:Envelope>`;
+
+export async function startLegacyStandIn(options: { tls?: { cert: Buffer; key: Buffer } } = {}): Promise<LegacyStandIn> {
+  const sockets = new Set<Socket>();
+  const timers = new Set<NodeJS.Timeout>();
+  const standIn: LegacyStandIn = {
+    url: '',
+    tokens: new Set(),
+    mode: 'normal',
+    asked: [],
+    inFlight: 0,
+    maxInFlight: 0,
+    bytesWritten: 0,
+    issue() {
+      const token = randomUUID().toUpperCase();
+      standIn.tokens.add(token);
+      return token;
+    },
+    close: async () => undefined,
+  };
+
+  function answer(req: IncomingMessage, res: ServerResponse, body: string): void {
+    const action = String(req.headers.soapaction ?? '').replace(/"/g, '');
+    const token = /<token>([^<]*)<\/token>/.exec(body)?.[1] ?? '';
+    const appId = /<AppID>([^<]*)<\/AppID>/.exec(body)?.[1] ?? '';
+    standIn.asked.push(token);
+    const done = (): void => {
+      standIn.inFlight -= 1;
+    };
+    const mode = standIn.mode;
+    if (mode === 'hang') {
+      res.on('close', done);
+      return; // never answers
+    }
+    if (mode === 'huge' || mode === 'drip') {
+      res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' });
+      res.write('<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/"><soap:Body><ValidateUserTokenResponse xmlns="SVCAPI"><ValidateUserTokenResult>true');
+      const chunk = mode === 'huge' ? ' '.repeat(64 * 1024) : ' ';
+      const timer = setInterval(() => {
+        if (res.destroyed || res.writableEnded) return;
+        standIn.bytesWritten += chunk.length;
+        res.write(chunk);
+        if (standIn.bytesWritten > 64 * 1024 * 1024) res.end();
+      }, mode === 'huge' ? 1 : 100);
+      timers.add(timer);
+      res.on('close', () => {
+        clearInterval(timer);
+        done();
+      });
+      return;
+    }
+    res.on('close', done);
+    if (mode === 'garbage') {
+      res.writeHead(200, { 'content-type': 'text/xml' });
+      res.end('<html><body>true</body></html>');
+      return;
+    }
+    if (mode === 'fault') {
+      res.writeHead(500, { 'content-type': 'text/xml; charset=utf-8' });
+      res.end(envelope('<soap:Fault><faultcode>soap:Server</faultcode><faultstring>Server was unable to process request.</faultstring></soap:Fault>'));
+      return;
+    }
+    if (mode === 'redirect') {
+      res.writeHead(302, { location: 'http://127.0.0.1:1/elsewhere' });
+      res.end();
+      return;
+    }
+    const valid = mode === 'yes' || standIn.tokens.has(token);
+    res.writeHead(200, { 'content-type': 'text/xml; charset=utf-8' });
+    if (action === 'SVCAPI/ValidateUserToken') {
+      res.end(envelope(`<ValidateUserTokenResponse xmlns="SVCAPI"><ValidateUserTokenResult>${valid}</ValidateUserTokenResult></ValidateUserTokenResponse>`));
+    } else if (action === 'SVCAPI/GetUserLoginURL') {
+      const url = valid ? `https://old.example/Login.aspx?app=${appId}&amp;ticket=T-${token.slice(0, 8)}` : '';
+      res.end(envelope(`<GetUserLoginURLResponse xmlns="SVCAPI"><GetUserLoginURLResult>${url}</GetUserLoginURLResult></GetUserLoginURLResponse>`));
+    } else {
+      res.end(envelope('<OtherResponse xmlns="SVCAPI" />'));
+    }
+  }
+
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
+    standIn.inFlight += 1;
+    standIn.maxInFlight = Math.max(standIn.maxInFlight, standIn.inFlight);
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => (body += c));
+    req.on('end', () => answer(req, res, body));
+  };
+  const server: Server = options.tls === undefined ? createHttpServer(handler) : createHttpsServer(options.tls, handler);
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  // TLS sockets are tracked on secureConnection's underlying connection too.
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  Object.assign(standIn, {
+    url: `${options.tls === undefined ? 'http' : 'https'}://${options.tls === undefined ? '127.0.0.1' : 'localhost'}:${port}/Authentication.asmx`,
+    close: async () => {
+      for (const t of timers) clearInterval(t);
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  });
+  return standIn;
+}
+
+/** A URL on which nothing listens (a refused connection). */
+export async function refusedUrl(): Promise<string> {
+  const probe = createHttpServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const port = (probe.address() as { port: number }).port;
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return `http://127.0.0.1:${port}/Authentication.asmx`;
+}
