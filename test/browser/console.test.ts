@@ -4,11 +4,14 @@
  * finds it in the preview only for the right version and language, publishes it and a SOAP
  * WhatsNew call returns it; revokes a user's session and ValidateUserToken says false at once;
  * a form posted without its CSRF token is refused; an editor gets 403 on the users page.
- * Screenshots of every page go to docs/console/*.png (shown in the README).
+ * Screenshots of every page are taken on every run; with SVCAPI_UPDATE_SCREENSHOTS=1 they replace
+ * docs/console/*.png (shown in the README), otherwise they go to a temporary folder, so a test run
+ * never changes the checkout.
  *
  * Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -17,7 +20,9 @@ import { startConsoleWorld, type ConsoleWorld } from '../console/support.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const SHOTS = fileURLToPath(new URL('../../docs/console/', import.meta.url));
+const SHOTS = process.env['SVCAPI_UPDATE_SCREENSHOTS'] === '1'
+  ? fileURLToPath(new URL('../../docs/console/', import.meta.url))
+  : mkdtempSync(join(tmpdir(), 'svcapi-console-shots-'));
 const ADMIN_PW = 'browser admin password';
 const EDITOR_PW = 'browser editor password';
 const USER_PW = 'browser-user-pw-1';
