@@ -22,7 +22,7 @@ import { csrfMatches } from '../domain/admin-accounts.js';
 import type { AdminResult, AdminService, NewsPatch } from '../domain/admin-service.js';
 import type { NewsItem, WhatsNewInput } from '../domain/auth-service.js';
 import type { MigrationReport } from '../domain/migration-report.js';
-import type { Application, AuditRecord, NewsRecord, User } from '../store/store.js';
+import type { Application, AuditRecord, NewsRecord, ShadowDifferenceRecord, User } from '../store/store.js';
 import { html, type HtmlValue, type SafeHtml } from './html.js';
 import { CONSOLE_CSS } from './style.js';
 
@@ -48,6 +48,8 @@ export interface ConsoleDeps {
   readonly migrationReport: () => Promise<MigrationReport>;
   /** Metric samples about moving off the legacy service (lazy migration, passthrough, shadow...). */
   readonly moveMetrics: () => Promise<readonly MetricSample[]>;
+  /** The last differences shadow / front mode kept (already redacted by their writer), newest first. */
+  readonly shadowDifferences: (limit: number) => Promise<readonly ShadowDifferenceRecord[]>;
   readonly logger?: Logger;
   readonly now?: () => Date;
 }
@@ -572,8 +574,10 @@ ${apps.map((a) => html`<tr><td>${a.appId}</td><td>${a.name}</td><td>${a.enabled 
 
   // --- move dashboard ---
 
+  const SHADOW_DIFFERENCES_SHOWN = 20;
+
   async function movePage(c: Ctx): Promise<string> {
-    const [report, metrics] = await Promise.all([deps.migrationReport(), deps.moveMetrics()]);
+    const [report, metrics, differences] = await Promise.all([deps.migrationReport(), deps.moveMetrics(), deps.shadowDifferences(SHADOW_DIFFERENCES_SHOWN)]);
     const labels = (l: Readonly<Record<string, string | number>>): string => Object.entries(l).map(([k, v]) => `${k}=${String(v)}`).join(', ');
     const body = html`<h1>Moving off the legacy service</h1>
 <h2>Password hashes (${report.users} users)</h2>
@@ -584,8 +588,12 @@ ${report.formats.map((f) => html`<tr><td>${f.format}</td><td class="num">${f.use
 <table><thead><tr><th>Metric</th><th>Labels</th><th>Value</th></tr></thead><tbody>
 ${metrics.map((m) => html`<tr><td class="mono">${m.name}</td><td class="mono">${labels(m.labels)}</td><td class="num">${m.value}</td></tr>`)}</tbody></table>
 ${metrics.length === 0 ? html`<p class="muted">No samples yet.</p>` : ''}
-<p class="note">Token passthrough counters (<code>svcapi_auth_legacy_token_*</code>) show here while <code>legacy.tokenPassthrough</code> is on.
-Shadow-traffic figures (<code>svcapi_auth_shadow_total</code>, docs/move-guide.md step 4) will appear here by the same rule once that work is on this build. The same numbers are on /metrics.</p>`;
+<p class="note">Token passthrough counters (<code>svcapi_auth_legacy_token_*</code>) show here while <code>legacy.tokenPassthrough</code> is on,
+shadow-traffic counters (<code>svcapi_auth_shadow_total</code>, docs/move-guide.md step 4) while <code>legacy.shadow.rate</code> or <code>legacy.mode: front</code> is set. The same numbers are on /metrics.</p>
+<h2>Last differences on live traffic (${differences.length})</h2>
+${differences.length === 0 ? html`<p class="muted">None kept: shadowing is off, or every compared answer was the same.</p>` : html`<table><thead><tr><th>When</th><th>Mode</th><th>Operation</th><th>Binding</th><th>Difference (secrets as fingerprints)</th></tr></thead><tbody>
+${differences.map((d) => html`<tr><td>${d.at.toISOString()}</td><td>${d.mode}</td><td>${d.operation ?? '-'}</td><td>${d.binding}</td><td><pre class="mono">${d.diff}</pre></td></tr>`)}</tbody></table>`}
+<p class="note">All of them, with the requests and both answers: <code>svcapi-auth compat shadow-report</code>.</p>`;
     return layout('Move', c.session, body, 'move');
   }
 

@@ -63,6 +63,7 @@ export function wireConsole(w: ConsoleWiring): ConsoleHandler {
       return [...failures, ...throttled].sort((a, b) => b.id - a.id).slice(0, limit);
     },
     migrationReport: () => migrationReport(w.store, w.hasher),
+    shadowDifferences: (limit) => w.store.listShadowDifferences(limit),
     moveMetrics: async () => {
       if (w.registry === undefined) return [];
       const families = await w.registry.getMetricsAsJSON();

@@ -116,6 +116,20 @@ describe('admin console over HTTP', () => {
     expect(good.status).toBe(303);
   });
 
+  it('shows the last differences shadowing kept on the move page, escaped, to admins only', async () => {
+    await world.store.insertShadowDifference({
+      at: new Date('2026-11-25T10:00:00Z'), mode: 'front', operation: 'ValidateUserJSON', binding: 'http-get',
+      requestJson: '{}', legacyJson: '{}', oursJson: '{}',
+      diff: '-<string>{"Success":false}</string>\n+<string>{"success":false,"<script>x</script>":""}</string>',
+    }, 10);
+    const client = await signedIn();
+    const page = await client.text('/admin/move');
+    expect(page).toContain('Last differences on live traffic (1)');
+    expect(page).toContain('ValidateUserJSON');
+    expect(page).toContain('&lt;script&gt;x&lt;/script&gt;');
+    expect(page).not.toContain('<script>x</script>');
+  });
+
   it('lets an editor manage news but answers 403 on the users, applications and move pages', async () => {
     const editor = await signedIn('ed', EDITOR_PW);
     expect((await editor.request('/admin/news')).status).toBe(200);
