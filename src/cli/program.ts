@@ -435,15 +435,15 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   // token
   const token = program.command('token').description('manage issued tokens');
   token.command('list')
-    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token)')
+    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token; ORIGIN: ours, or legacy if `import tokens` brought it)')
     .requiredOption('--user <login>', 'the user')
     .option('--json', 'one JSON object per line')
     .addOption(dbOption())
     .action(async (options: { user: string; json?: boolean; db?: string }) => {
       const sessions = await withAdmin(io, options, async (admin) => unwrap(await admin.listSessions(options.user)));
       if (options.json === true) return jsonLines(io, sessions);
-      table(io, ['ID', 'APP', 'ISSUED', 'LAST-USED', 'EXPIRES', 'SOURCE', 'CLIENT-IP'], sessions.map((t) => [
-        t.id, String(t.appId), iso(t.issuedAt), iso(t.lastUsedAt), iso(t.expiresAt), t.sourceIp ?? '-', t.clientIp ?? '-',
+      table(io, ['ID', 'APP', 'ISSUED', 'LAST-USED', 'EXPIRES', 'SOURCE', 'CLIENT-IP', 'ORIGIN'], sessions.map((t) => [
+        t.id, String(t.appId), iso(t.issuedAt), iso(t.lastUsedAt), iso(t.expiresAt), t.sourceIp ?? '-', t.clientIp ?? '-', t.origin,
       ]));
     });
   token.command('revoke')

@@ -457,11 +457,11 @@ ${user.appIds.map((id) => html`<tr><td>${id}</td><td>${appName.get(id) ?? ''}</t
 <label for="grant-app">Grant an application</label><select id="grant-app" name="app">${apps.filter((a) => !user.appIds.includes(a.appId)).map((a) => html`<option value="${a.appId}">${a.appId} · ${a.name}</option>`)}</select>
 <button type="submit" class="secondary">Grant</button></form>
 <h2>Live sessions (${sessions.length})</h2>
-<table id="sessions"><thead><tr><th>ID</th><th>AppID</th><th>Issued</th><th>Last used</th><th>Expires</th><th>Source</th><th>Client IP</th><th></th></tr></thead><tbody>
-${sessions.map((s) => html`<tr><td class="mono">${s.id}</td><td>${s.appId}</td><td>${iso(s.issuedAt)}</td><td>${iso(s.lastUsedAt)}</td><td>${iso(s.expiresAt)}</td><td>${s.sourceIp ?? '—'}</td><td>${s.clientIp ?? '—'}</td>
+<table id="sessions"><thead><tr><th>ID</th><th>AppID</th><th>Issued</th><th>Last used</th><th>Expires</th><th>Source</th><th>Client IP</th><th>Origin</th><th></th></tr></thead><tbody>
+${sessions.map((s) => html`<tr><td class="mono">${s.id}</td><td>${s.appId}</td><td>${iso(s.issuedAt)}</td><td>${iso(s.lastUsedAt)}</td><td>${iso(s.expiresAt)}</td><td>${s.sourceIp ?? '—'}</td><td>${s.clientIp ?? '—'}</td><td class="origin">${s.origin}</td>
 <td>${postButton(c.session, '/admin/user/revoke-session', { ...hidden, id: s.id }, 'Revoke', 'danger')}</td></tr>`)}</tbody></table>
 ${sessions.length > 0 ? html`<p>${postButton(c.session, '/admin/user/revoke-all', hidden, 'Revoke all sessions', 'danger')}</p>` : ''}
-<p class="note">A session's ID is a fingerprint of its token (the first 12 hex digits of its SHA-256, as the audit trail and <code>svcapi-auth token list</code> show it), never the token.</p>
+<p class="note">A session's ID is a fingerprint of its token (the first 12 hex digits of its SHA-256, as the audit trail and <code>svcapi-auth token list</code> show it), never the token. Origin: <em>ours</em> when this service issued it, <em>legacy</em> when <code>svcapi-auth import tokens</code> brought it from the old service.</p>
 <h2>Set password</h2><form class="card" method="post" action="/admin/user/password">${csrfInput(c.session)}<input type="hidden" name="login" value="${user.login}">
 <label for="password">New password</label><input type="password" id="password" name="password" autocomplete="new-password" required>
 <label for="confirm">New password again</label><input type="password" id="confirm" name="confirm" autocomplete="new-password" required>

@@ -9,7 +9,7 @@ import { checkLoginUrl } from './login-url.js';
 import { compareVersions, parseVersion } from './versions.js';
 import { evaluateToken } from './tokens.js';
 import { tokenFingerprint } from './audit.js';
-import type { NewsUpdate, TokenRecord } from '../store/store.js';
+import type { ListedToken, NewsUpdate, TokenOrigin } from '../store/store.js';
 import { parseAddressRange } from './source-address.js';
 import { checkNewsAttributes } from './news-attributes.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
@@ -86,6 +86,8 @@ export interface SessionView {
   readonly expiresAt: Date;
   readonly sourceIp: string | null;
   readonly clientIp: string | null;
+  /** 'ours' when ValidateUser issued it here, 'legacy' when `import tokens` brought it from the old service. */
+  readonly origin: TokenOrigin;
 }
 
 /** A session token's id (SessionView.id): 12 lower-case hex digits. */
@@ -228,8 +230,11 @@ function checkNewsFields(f: NewsUpdate): NewsUpdate | string {
   return { ...f, title, language };
 }
 
-function sessionView(r: TokenRecord): SessionView {
-  return { id: tokenFingerprint(r.tokenHash), appId: r.appId, issuedAt: r.issuedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, sourceIp: r.sourceIp, clientIp: r.clientIp };
+function sessionView(r: ListedToken): SessionView {
+  return {
+    id: tokenFingerprint(r.tokenHash), appId: r.appId, issuedAt: r.issuedAt, lastUsedAt: r.lastUsedAt, expiresAt: r.expiresAt, sourceIp: r.sourceIp, clientIp: r.clientIp,
+    origin: r.origin,
+  };
 }
 
 export function createAdminService(deps: AdminServiceDeps): AdminService {

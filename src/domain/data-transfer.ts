@@ -6,7 +6,7 @@
  *   {"type":"application","appId":2,"name":"GPS",...}
  *   {"type":"user","login":"alice","passwordHash":"$argon2id$...","enabled":true,"appIds":[2],...}
  *   {"type":"news","appId":2,"language":"en","title":"...",...,"attributes":{"Destaque":"true"}}
- *   {"type":"token","tokenHash":"<sha-256 hex>","kind":"session","login":"alice","appId":2,...}
+ *   {"type":"token","tokenHash":"<sha-256 hex>","kind":"session","login":"alice","appId":2,...,"origin":"legacy"}
  *
  * Records refer to each other by natural keys (AppID, login), never by internal ids, so they can
  * go into a database that already holds data. Tokens travel as the SHA-256 of their text, as
@@ -16,7 +16,7 @@
  * Import is idempotent: a record whose natural key exists already (AppID, login, token hash, or
  * news AppID + language + title + publication time) is skipped, so running it twice adds nothing.
  */
-import type { Application, Store, TokenKind, User } from '../store/store.js';
+import type { Application, Store, TokenKind, TokenOrigin, User } from '../store/store.js';
 import { findUserByLogin, loginKey } from './logins.js';
 import { checkNewsAttributes } from './news-attributes.js';
 import { parseAddressRange } from './source-address.js';
@@ -78,7 +78,7 @@ export async function exportData(store: Store, write: (line: string) => Promise<
       if (login === undefined) continue;
       await emit({
         type: 'token', tokenHash: t.tokenHash, kind: t.kind, login, appId: t.appId, clientIp: t.clientIp, sourceIp: t.sourceIp,
-        issuedAt: iso(t.issuedAt), expiresAt: iso(t.expiresAt), lastUsedAt: iso(t.lastUsedAt),
+        issuedAt: iso(t.issuedAt), expiresAt: iso(t.expiresAt), lastUsedAt: iso(t.lastUsedAt), origin: t.origin,
       });
       counts.token++;
     }
@@ -163,6 +163,14 @@ function trustedCallersOf(record: Json): string[] {
     if (range === null) throw new Error(`"trustedCallers" must be a list of IP addresses / CIDR ranges, got ${JSON.stringify(entry)}`);
     return range.text;
   });
+}
+
+/** A token's origin (migration 12); absent in exports made before it, whose tokens were all ours then. */
+function originOf(record: Json): TokenOrigin {
+  const v = record.origin;
+  if (v === undefined || v === null) return 'ours';
+  if (v !== 'ours' && v !== 'legacy') throw new Error('"origin" must be "ours" or "legacy"');
+  return v;
 }
 
 /** A news item's attributes (migration 9); absent in exports made before them: none. */
@@ -315,6 +323,7 @@ export async function importData(store: Store, lines: AsyncIterable<string> | It
           const stored = await store.importToken({
             tokenHash, kind: kind satisfies TokenKind, userId: user.userId, appId, clientIp: f.textOrNull('clientIp'), sourceIp: f.textOrNull('sourceIp'),
             issuedAt: f.date('issuedAt'), expiresAt: f.date('expiresAt'), lastUsedAt: f.date('lastUsedAt'), usedAt: null, revokedAt: null,
+            origin: originOf(record),
           });
           if (stored) added.token++;
           else skipped.token++;

@@ -110,6 +110,7 @@ export async function importLegacyTokens(deps: TokenImportDeps, rows: AsyncItera
     const stored = await store.importToken({
       tokenHash, kind: 'session', userId: user.userId, appId: app.appId, clientIp: null, sourceIp: null,
       issuedAt: issuedAt.getTime() > now.getTime() ? now : issuedAt, expiresAt, lastUsedAt: now, usedAt: null, revokedAt: null,
+      origin: 'legacy',
     });
     if (stored) imported++;
     else alreadyPresent++;

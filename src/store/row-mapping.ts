@@ -4,7 +4,7 @@
  * PostgreSQL: booleans, Date objects, arrays and jsonb), so each adapter supplies just those
  * decoders, the way a query compiler lets each dialect override only what differs.
  */
-import type { Application, AuditRecord, NewsRecord, TokenRecord, User } from './store.js';
+import type { Application, AuditRecord, ListedToken, NewsRecord, TokenRecord, User } from './store.js';
 
 export type Row = Record<string, unknown>;
 
@@ -26,6 +26,8 @@ export interface RowMappers {
   toNews(r: Row): NewsRecord;
   /** A row of TOKEN_SELECT as an array (see TOKEN_COLUMNS). */
   toToken(r: readonly unknown[]): TokenRecord;
+  /** A row of LISTED_TOKEN_SELECT as an array: TOKEN_COLUMNS, then the origin. */
+  toListedToken(r: readonly unknown[]): ListedToken;
   toAudit(r: Row): AuditRecord;
 }
 
@@ -52,6 +54,14 @@ const TOKEN_COLUMNS = `t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t
 export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 
+/**
+ * TOKEN_SELECT plus the token's origin (migration 12), for the operator's listings only: the
+ * hot lookup above does not read a column it has no use for.
+ */
+export const LISTED_TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}, t.origin
+  FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
+const ORIGIN_INDEX = 15;
+
 /** news.attributes: string values only, keys in ascending order (both dialects alike), frozen. */
 function newsAttributes(json: Record<string, unknown> | null): Readonly<Record<string, string>> {
   const out: Record<string, string> = {};
@@ -73,6 +83,28 @@ export function encodeNewsAttributes(attributes: Readonly<Record<string, string>
 
 export function createRowMappers(d: ColumnDecoders): RowMappers {
   const dateOrNull = (v: unknown): Date | null => (isNull(v) ? null : d.date(v));
+  const toToken = (r: readonly unknown[]): TokenRecord => {
+    // The order of TOKEN_COLUMNS.
+    const [tokenHash, kind, userId, appId, clientIp, sourceIp, issuedAt, expiresAt, lastUsedAt, usedAt, revokedAt,
+      userEnabled, appEnabled, idleTimeoutSeconds, granted] = r;
+    return {
+      tokenHash: str(tokenHash),
+      kind: kind === 'ticket' ? 'ticket' : 'session',
+      userId: num(userId),
+      appId: num(appId),
+      clientIp: strOrNull(clientIp),
+      sourceIp: strOrNull(sourceIp),
+      issuedAt: d.date(issuedAt),
+      expiresAt: d.date(expiresAt),
+      lastUsedAt: d.date(lastUsedAt),
+      usedAt: dateOrNull(usedAt),
+      revokedAt: dateOrNull(revokedAt),
+      userEnabled: d.bool(userEnabled),
+      appEnabled: d.bool(appEnabled),
+      granted: d.bool(granted),
+      idleTimeoutSeconds: numOrNull(idleTimeoutSeconds),
+    };
+  };
   return {
     toApplication: (r) => ({
       appId: num(r.app_id),
@@ -110,28 +142,9 @@ export function createRowMappers(d: ColumnDecoders): RowMappers {
       attributes: newsAttributes(d.json(r.attributes)),
       createdAt: d.date(r.created_at),
     }),
-    toToken: (r) => {
-      // The order of TOKEN_COLUMNS.
-      const [tokenHash, kind, userId, appId, clientIp, sourceIp, issuedAt, expiresAt, lastUsedAt, usedAt, revokedAt,
-        userEnabled, appEnabled, idleTimeoutSeconds, granted] = r;
-      return {
-        tokenHash: str(tokenHash),
-        kind: kind === 'ticket' ? 'ticket' : 'session',
-        userId: num(userId),
-        appId: num(appId),
-        clientIp: strOrNull(clientIp),
-        sourceIp: strOrNull(sourceIp),
-        issuedAt: d.date(issuedAt),
-        expiresAt: d.date(expiresAt),
-        lastUsedAt: d.date(lastUsedAt),
-        usedAt: dateOrNull(usedAt),
-        revokedAt: dateOrNull(revokedAt),
-        userEnabled: d.bool(userEnabled),
-        appEnabled: d.bool(appEnabled),
-        granted: d.bool(granted),
-        idleTimeoutSeconds: numOrNull(idleTimeoutSeconds),
-      };
-    },
+    toToken,
+    // The column's CHECK allows only the two values.
+    toListedToken: (r) => ({ ...toToken(r), origin: r[ORIGIN_INDEX] === 'legacy' ? 'legacy' : 'ours' }),
     toAudit: (r) => ({
       id: num(r.id),
       at: d.date(r.at),

@@ -133,6 +133,21 @@ export interface TokenRecord {
 }
 
 /**
+ * Where a token was issued (migration 12): 'ours' by ValidateUser here, 'legacy' by the old
+ * service and brought over by `import tokens`. Shown to the operator only; it changes nothing
+ * in how a token is judged.
+ */
+export type TokenOrigin = 'ours' | 'legacy';
+
+/**
+ * A token row with its origin, for the listings an operator reads (sessions, export). Not what
+ * findToken returns: the hot lookup reads only what judging a token needs.
+ */
+export interface ListedToken extends TokenRecord {
+  readonly origin: TokenOrigin;
+}
+
+/**
  * Numbers that change with every committed write of a kind, by whatever path (this store,
  * another process, another instance, raw SQL: database triggers bump them), and never come back
  * to an earlier value, even after a restore or a re-created database (each is at least the
@@ -150,7 +165,7 @@ export interface StoreRevisions {
 }
 
 /** A token row exactly as another database held it (svcapi-auth import). */
-export type ImportedToken = Omit<TokenRecord, 'userEnabled' | 'appEnabled' | 'granted' | 'idleTimeoutSeconds'>;
+export type ImportedToken = Omit<ListedToken, 'userEnabled' | 'appEnabled' | 'granted' | 'idleTimeoutSeconds'>;
 
 export interface NewsRecord {
   readonly newsId: number;
@@ -330,12 +345,12 @@ export interface Store {
    * revoked and not past their absolute expiry at `now`, newest first, at most `limit`. (Idle
    * expiry is the domain's to judge: evaluateToken.)
    */
-  listUserSessions(userId: number, now: Date, limit: number): Promise<readonly TokenRecord[]>;
+  listUserSessions(userId: number, now: Date, limit: number): Promise<readonly ListedToken[]>;
   /**
    * Tokens and tickets whose hash starts with `prefix` (lower-case hex, a fingerprint of
    * audit.ts tokenFingerprint), at most `limit`, by hash: what `token revoke ID` names.
    */
-  findTokensByFingerprint(prefix: string, limit: number): Promise<readonly TokenRecord[]>;
+  findTokensByFingerprint(prefix: string, limit: number): Promise<readonly ListedToken[]>;
   /** Housekeeping: deletes tokens whose absolute expiry is before `before`; returns the count. */
   deleteExpiredTokens(before: Date): Promise<number>;
   /**
@@ -382,9 +397,9 @@ export interface Store {
    * Live tokens and tickets (not revoked, not used, not expired at `liveAt`), judged like
    * findToken, in ascending hash order after `afterHash` (null: from the start), at most `limit`.
    */
-  listLiveTokens(query: { readonly liveAt: Date; readonly afterHash: string | null; readonly limit: number }): Promise<readonly TokenRecord[]>;
+  listLiveTokens(query: { readonly liveAt: Date; readonly afterHash: string | null; readonly limit: number }): Promise<readonly ListedToken[]>;
   /**
-   * Stores a token row as exported, with its kind and times, without the issue-time checks.
+   * Stores a token row as exported, with its kind, times and origin, without the issue-time checks.
    * false when a token with that hash exists. The user and application must exist (else rejects).
    */
   importToken(token: ImportedToken): Promise<boolean>;

@@ -213,6 +213,18 @@ describe('admin console over HTTP', () => {
     expect(page).not.toContain(token2);
     const fp = createHash('sha256').update(token1).digest('hex').slice(0, 12);
     expect(page).toContain(fp);
+    // Where each came from: ours (ValidateUser here) or legacy (`import tokens` from the old service).
+    const carol = await world.admin.getUser('carol');
+    const legacyHash = createHash('sha256').update('6ba7b810-9dad-11d1-80b4-00c04fd430c8').digest('hex');
+    expect(carol.ok && await world.store.importToken({
+      tokenHash: legacyHash, kind: 'session', userId: carol.value.userId, appId: 2, clientIp: null, sourceIp: null,
+      issuedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000), lastUsedAt: new Date(), usedAt: null, revokedAt: null, origin: 'legacy',
+    })).toBe(true);
+    const rows = (await client.text('/admin/user?login=carol')).match(/<tr><td class="mono">[0-9a-f]{12}<\/td>.*?<\/tr>/gs) ?? [];
+    const originOf = (id: string): string | undefined => rows.find((r) => r.includes(`>${id}<`))?.match(/<td class="origin">(\w+)<\/td>/)?.[1];
+    expect(rows).toHaveLength(3);
+    expect(originOf(fp)).toBe('ours');
+    expect(originOf(legacyHash.slice(0, 12))).toBe('legacy');
     const res = await client.post('/admin/user/revoke-session', { login: 'carol', id: fp });
     expect(res.status).toBe(303);
     expect(await soap('ValidateUserToken', { Token: token1 })).toContain('>false<');

@@ -60,6 +60,20 @@ describe('import tokens', () => {
       expect((await stack.service.validateUserToken(LIVE_BRACED, ctx)).valid).toBe(true);
       expect((await stack.service.validateUserToken(EXPIRED, ctx)).valid).toBe(false);
 
+      // The operator sees which sessions came from the old service: `token list`, text and JSON.
+      const ours = await stack.service.validateUser({ login: 'alice', password: 'pw-alice', appId: 2, ipAddress: '' }, ctx);
+      expect(ours.ok).toBe(true);
+      const oursId = ours.ok ? hashToken(ours.token).slice(0, 12) : '-';
+      const legacyId = hashToken(LIVE.toLowerCase()).slice(0, 12);
+      const listed = await run(['token', 'list', '--user', 'alice', '--db', `sqlite:${stack.dbPath}`]);
+      expect(listed.code).toBe(0);
+      expect(listed.out).toMatch(/^ID .* ORIGIN\n/);
+      expect(listed.out).toMatch(new RegExp(`^${legacyId} .* legacy$`, 'm'));
+      expect(listed.out).toMatch(new RegExp(`^${oursId} .* ours$`, 'm'));
+      const json = await run(['token', 'list', '--user', 'alice', '--json', '--db', `sqlite:${stack.dbPath}`]);
+      const origins = Object.fromEntries(json.out.trim().split('\n').map((l) => JSON.parse(l) as { id: string; origin: string }).map((t) => [t.id, t.origin]));
+      expect(origins).toEqual({ [legacyId]: 'legacy', [oursId]: 'ours' });
+
       // Idempotent.
       const again = await run(['import', 'tokens', file, '--json', '--db', `sqlite:${stack.dbPath}`]);
       expect(JSON.parse(again.out)).toMatchObject({ imported: 0, alreadyPresent: 2 });

@@ -315,6 +315,23 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect((await store.listUserSessions(alice.userId, at(HOUR), 10)).map((t) => t.tokenHash)).toEqual([old]);
       });
 
+      it('keeps where a token was issued: ours by default, legacy as imported, in every listing and not in the hot lookup', async () => {
+        const alice = await addUser('alice');
+        const ours = await addSession(alice, 2, { issuedAt: at(1) });
+        const legacy = { ...token(alice, 2, { issuedAt: at(2) }), kind: 'session' as const, lastUsedAt: at(2), usedAt: null, revokedAt: null, origin: 'legacy' as const };
+        expect(await store.importToken(legacy)).toBe(true);
+        const imported = { ...token(alice, 2, { issuedAt: at(3) }), kind: 'session' as const, lastUsedAt: at(3), usedAt: null, revokedAt: null, origin: 'ours' as const };
+        expect(await store.importToken(imported)).toBe(true);
+        const origins = (rows: readonly { readonly tokenHash: string; readonly origin: string }[]): Record<string, string> =>
+          Object.fromEntries(rows.map((t) => [t.tokenHash, t.origin]));
+        const expected = { [ours]: 'ours', [legacy.tokenHash]: 'legacy', [imported.tokenHash]: 'ours' };
+        expect(origins(await store.listUserSessions(alice.userId, at(HOUR), 10))).toEqual(expected);
+        expect(origins(await store.listLiveTokens({ liveAt: at(HOUR), afterHash: null, limit: 10 }))).toEqual(expected);
+        expect((await store.findTokensByFingerprint(legacy.tokenHash.slice(0, 12), 5))[0]?.origin).toBe('legacy');
+        expect(await store.findToken(legacy.tokenHash)).not.toHaveProperty('origin');
+        await expect(store.importToken({ ...legacy, tokenHash: newHash(), origin: 'theirs' as 'legacy' })).rejects.toThrow();
+      });
+
       it('moves the access revision on every write that can end a session, to a value never seen before, and not on issuing or using tokens (issue 9)', async () => {
         const access = async (): Promise<number> => (await store.revisions()).access;
         const seen = [await access()];
@@ -347,7 +364,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await still('upgradePasswordHash');
         expect(await store.grantApplication(bob.userId, 9, T0)).toBe(true);
         await still('grantApplication');
-        expect(await store.importToken({ ...token(bob, 2), kind: 'session', lastUsedAt: T0, usedAt: null, revokedAt: null })).toBe(true);
+        expect(await store.importToken({ ...token(bob, 2), kind: 'session', lastUsedAt: T0, usedAt: null, revokedAt: null, origin: 'legacy' })).toBe(true);
         await still('importToken');
         await store.insertNews({ appId: 2, language: 'en', title: 't', body: 'b', url: null, publishedAt: T0, expiresAt: null, minVersion: null, maxVersion: null, membersOnly: false, createdAt: T0 });
         await still('insertNews');
@@ -624,18 +641,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         const page1 = await store.listLiveTokens({ liveAt: at(2000), afterHash: null, limit: 3 });
         const page2 = await store.listLiveTokens({ liveAt: at(2000), afterHash: page1.at(-1)?.tokenHash ?? null, limit: 3 });
         expect([...page1, ...page2].map((t) => t.tokenHash)).toEqual(expected);
-        expect(page1[0]).toEqual(await store.findToken(expected[0] ?? ''));
+        expect(page1[0]).toEqual({ ...(await store.findToken(expected[0] ?? '')), origin: 'ours' });
       });
 
       it('imports a token row as it was, once', async () => {
         const alice = await addUser('alice');
         const row = {
           tokenHash: newHash(), kind: 'session' as const, userId: alice.userId, appId: 2, clientIp: null, sourceIp: '192.0.2.9',
-          issuedAt: T0, expiresAt: at(24 * HOUR), lastUsedAt: at(HOUR), usedAt: null, revokedAt: null,
+          issuedAt: T0, expiresAt: at(24 * HOUR), lastUsedAt: at(HOUR), usedAt: null, revokedAt: null, origin: 'ours' as const,
         };
         expect(await store.importToken(row)).toBe(true);
         expect(await store.importToken({ ...row, lastUsedAt: at(2 * HOUR) })).toBe(false);
-        expect(await store.findToken(row.tokenHash)).toEqual({ ...row, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null });
+        const { origin, ...judged } = row;
+        expect(await store.findToken(row.tokenHash)).toEqual({ ...judged, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null });
+        expect((await store.listLiveTokens({ liveAt: T0, afterHash: null, limit: 10 }))[0]?.origin).toBe(origin);
         const usedTicket = { ...row, tokenHash: newHash(), kind: 'ticket' as const, usedAt: at(5) };
         expect(await store.importToken(usedTicket)).toBe(true);
         expect((await store.findToken(usedTicket.tokenHash))?.usedAt).toEqual(at(5));

@@ -12,6 +12,7 @@ import { runCli } from '../../src/cli/main.js';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { createAuthService } from '../../src/domain/service.js';
+import { hashToken } from '../../src/domain/tokens.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ctx } from '../support/domain-fakes.js';
 import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
@@ -158,5 +159,59 @@ describe.skipIf(pgAdmin === null)('export / import between SQLite and PostgreSQL
       expect(r.err, attributes).toMatch(/import stopped at line 2: /);
       expect(r.err, attributes).toMatch(message);
     }
+  });
+});
+
+describe('export / import of where tokens were issued', () => {
+  it('keeps legacy and ours; a token record without origin (an export made before it) is ours; a bad one names the line', async () => {
+    const sourceUrl = `sqlite:${join(dir, 'origin-source.db')}`;
+    const source = await openStore(sourceUrl);
+    const legacyHash = 'a'.repeat(64);
+    let oursHash = '';
+    try {
+      const alice = must(await createAdminService({ store: source, hasher }).addUser({ login: 'alice', password: 'alice-pw', appIds: [2] }));
+      const r = await createAuthService({ store: source, hasher }).validateUser({ login: 'alice', password: 'alice-pw', appId: 2, ipAddress: null }, ctx);
+      if (!r.ok) throw new Error('login failed');
+      oursHash = hashToken(r.token);
+      const now = Date.now();
+      expect(await source.importToken({
+        tokenHash: legacyHash, kind: 'session', userId: alice.userId, appId: 2, clientIp: null, sourceIp: null,
+        issuedAt: new Date(now), expiresAt: new Date(now + 3_600_000), lastUsedAt: new Date(now), usedAt: null, revokedAt: null, origin: 'legacy',
+      })).toBe(true);
+    } finally {
+      await source.close();
+    }
+    const exported = await cli(['export', '--db', sourceUrl]);
+    expect(exported.code, exported.err).toBe(0);
+    const tokens = exported.out.trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; tokenHash?: string; origin?: string }).filter((t) => t.type === 'token');
+    expect(Object.fromEntries(tokens.map((t) => [t.tokenHash, t.origin]))).toEqual({ [legacyHash]: 'legacy', [oursHash]: 'ours' });
+
+    const originsAfterImport = async (name: string, lines: string): Promise<Record<string, string>> => {
+      const url = `sqlite:${join(dir, `${name}.db`)}`;
+      const file = join(dir, `${name}.jsonl`);
+      writeFileSync(file, lines);
+      expect((await cli(['migrate', '--db', url])).code).toBe(0);
+      const imported = await cli(['import', file, '--db', url]);
+      expect(imported.code, imported.err).toBe(0);
+      const target = await openStore(url);
+      try {
+        const user = await target.findUserByLoginKey('alice');
+        const sessions = await target.listUserSessions(user?.userId ?? -1, new Date(), 10);
+        return Object.fromEntries(sessions.map((t) => [t.tokenHash, t.origin]));
+      } finally {
+        await target.close();
+      }
+    };
+    expect(await originsAfterImport('origin-kept', exported.out)).toEqual({ [legacyHash]: 'legacy', [oursHash]: 'ours' });
+    const withoutOrigin = exported.out.replace(/,"origin":"(ours|legacy)"/g, '');
+    expect(withoutOrigin).not.toContain('"origin"');
+    expect(await originsAfterImport('origin-absent', withoutOrigin)).toEqual({ [legacyHash]: 'ours', [oursHash]: 'ours' });
+
+    const badFile = join(dir, 'origin-bad.jsonl');
+    writeFileSync(badFile, exported.out.replace('"origin":"legacy"', '"origin":"theirs"'));
+    expect((await cli(['migrate', '--db', `sqlite:${join(dir, 'origin-bad.db')}`])).code).toBe(0);
+    const bad = await cli(['import', badFile, '--db', `sqlite:${join(dir, 'origin-bad.db')}`]);
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/import stopped at line \d+: "origin" must be "ours" or "legacy"/);
   });
 });

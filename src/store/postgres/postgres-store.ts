@@ -14,7 +14,7 @@ import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS, 
 import { parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
 import { DatabaseError } from '../database-errors.js';
 import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
-import { createRowMappers, encodeNewsAttributes, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
@@ -48,7 +48,7 @@ const str = (v: unknown): string => String(v);
 const num = (v: unknown): number => Number(v);
 
 /** PostgreSQL's side of the row mapping: booleans, Date objects, arrays, jsonb. */
-const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
+const { toApplication, toUser, toNews, toToken, toListedToken, toAudit } = createRowMappers({
   bool: (v) => v === true,
   date,
   idList: (v) => (Array.isArray(v) ? v.map(Number) : []),
@@ -621,14 +621,14 @@ function createPostgresStore(pool: pg.Pool): Store {
       return result.rowCount ?? 0;
     },
     async listUserSessions(userId, now, limit) {
-      return (await readArrays(null, `${TOKEN_SELECT}
+      return (await readArrays(null, `${LISTED_TOKEN_SELECT}
         WHERE t.user_id = $1 AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > $2
-        ORDER BY t.issued_at DESC, t.token_hash LIMIT $3`, [userId, now, Math.max(0, Math.trunc(limit))])).map(toToken);
+        ORDER BY t.issued_at DESC, t.token_hash LIMIT $3`, [userId, now, Math.max(0, Math.trunc(limit))])).map(toListedToken);
     },
     async findTokensByFingerprint(prefix, limit) {
       // A range on the "C"-collated primary key (hex digits sort below 'g'): an index scan.
-      return (await readArrays(null, `${TOKEN_SELECT}
-        WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g' ORDER BY t.token_hash LIMIT $2`, [prefix, Math.max(0, Math.trunc(limit))])).map(toToken);
+      return (await readArrays(null, `${LISTED_TOKEN_SELECT}
+        WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g' ORDER BY t.token_hash LIMIT $2`, [prefix, Math.max(0, Math.trunc(limit))])).map(toListedToken);
     },
     async deleteExpiredTokens(before) {
       return (await q(null, 'DELETE FROM tokens WHERE expires_at < $1', [before])).rowCount ?? 0;
@@ -756,14 +756,15 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async listLiveTokens(query) {
-      return (await readArrays(null, `${TOKEN_SELECT}
+      return (await readArrays(null, `${LISTED_TOKEN_SELECT}
         WHERE t.token_hash > $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2
-        ORDER BY t.token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit])).map(toToken);
+        ORDER BY t.token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit])).map(toListedToken);
     },
     async importToken(token: ImportedToken) {
-      const result = await q(null, `${INSERT_TOKEN_SQL} ON CONFLICT (token_hash) DO NOTHING`, [
+      const result = await q(null, `INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at, origin)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (token_hash) DO NOTHING`, [
         token.tokenHash, token.kind, token.userId, token.appId, token.clientIp, token.sourceIp, token.issuedAt, token.expiresAt,
-        token.lastUsedAt, token.usedAt, token.revokedAt,
+        token.lastUsedAt, token.usedAt, token.revokedAt, token.origin,
       ]);
       return result.rowCount === 1;
     },

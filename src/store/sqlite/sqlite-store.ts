@@ -16,7 +16,7 @@ import {
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
-import { createRowMappers, encodeNewsAttributes, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 
@@ -54,7 +54,7 @@ const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ?
 const str = (v: unknown): string => String(v);
 
 /** SQLite's side of the row mapping: 0/1, epoch milliseconds, comma lists, JSON text. */
-const { toApplication, toUser, toNews, toToken, toAudit } = createRowMappers({
+const { toApplication, toUser, toNews, toToken, toListedToken, toAudit } = createRowMappers({
   bool: (v) => v === 1,
   date,
   idList: (v) => (v === null || v === undefined || v === '' ? [] : String(v).split(',').map(Number)),
@@ -314,11 +314,11 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
     revokeOneLiveToken: db.prepare(`UPDATE tokens SET revoked_at = @now
       WHERE token_hash = @tokenHash AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
-    userSessions: db.prepare(`${TOKEN_SELECT}
+    userSessions: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.user_id = @userId AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > @now
       ORDER BY t.issued_at DESC, t.token_hash LIMIT @limit`).raw(),
     // A range on the primary key (hex digits sort below 'g'), so the lookup uses the index.
-    tokensByPrefix: db.prepare(`${TOKEN_SELECT}
+    tokensByPrefix: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g' ORDER BY t.token_hash LIMIT @limit`).raw(),
     deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
     purgeExpired: db.prepare(`DELETE FROM tokens WHERE token_hash IN
@@ -377,11 +377,11 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
 
     ping: db.prepare('SELECT 1'),
     probeWrite: db.prepare('INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at'),
-    liveTokens: db.prepare(`${TOKEN_SELECT}
+    liveTokens: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.token_hash > @afterHash AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > @liveAt
       ORDER BY t.token_hash LIMIT @limit`).raw(),
-    importToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
-      VALUES (@tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @lastUsedAt, @usedAt, @revokedAt)
+    importToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at, origin)
+      VALUES (@tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @lastUsedAt, @usedAt, @revokedAt, @origin)
       ON CONFLICT (token_hash) DO NOTHING`),
   };
 
@@ -717,10 +717,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return info.changes;
     },
     async listUserSessions(userId, now, limit) {
-      return (s.userSessions.all({ userId, now: ms(now), limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toToken);
+      return (s.userSessions.all({ userId, now: ms(now), limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toListedToken);
     },
     async findTokensByFingerprint(prefix, limit) {
-      return (s.tokensByPrefix.all({ prefix, limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toToken);
+      return (s.tokensByPrefix.all({ prefix, limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toListedToken);
     },
     async deleteExpiredTokens(before) {
       return s.deleteExpired.run(ms(before)).changes;
@@ -815,13 +815,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async listLiveTokens(query) {
-      return (s.liveTokens.all({ afterHash: query.afterHash ?? '', liveAt: ms(query.liveAt), limit: query.limit }) as unknown[][]).map(toToken);
+      return (s.liveTokens.all({ afterHash: query.afterHash ?? '', liveAt: ms(query.liveAt), limit: query.limit }) as unknown[][]).map(toListedToken);
     },
     async importToken(token) {
       return s.importToken.run({
         tokenHash: token.tokenHash, kind: token.kind, userId: token.userId, appId: token.appId, clientIp: token.clientIp, sourceIp: token.sourceIp,
         issuedAt: ms(token.issuedAt), expiresAt: ms(token.expiresAt), lastUsedAt: ms(token.lastUsedAt),
-        usedAt: token.usedAt === null ? null : ms(token.usedAt), revokedAt: token.revokedAt === null ? null : ms(token.revokedAt),
+        usedAt: token.usedAt === null ? null : ms(token.usedAt), revokedAt: token.revokedAt === null ? null : ms(token.revokedAt), origin: token.origin,
       }).changes === 1;
     },
 

@@ -10,6 +10,7 @@ import { healthProbe } from './008-health-probe.js';
 import { newsAttributes } from './009-news-attributes.js';
 import { adminConsole } from './010-admin-console.js';
 import { shadowDifferences } from './011-shadow-differences.js';
+import { tokenOrigin } from './012-token-origin.js';
 
 export interface PostgresMigration {
   /**
@@ -21,7 +22,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

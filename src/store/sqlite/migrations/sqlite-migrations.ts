@@ -10,6 +10,7 @@ import { healthProbe } from './008-health-probe.js';
 import { newsAttributes } from './009-news-attributes.js';
 import { adminConsole } from './010-admin-console.js';
 import { shadowDifferences } from './011-shadow-differences.js';
+import { tokenOrigin } from './012-token-origin.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -18,7 +19,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin]);
 
 /**
  * The SQLite header's application_id of an svcapi-auth database ("SVCA"), set by the migration

@@ -1,0 +1,19 @@
+import type { PostgresMigration } from './postgres-migrations.js';
+
+/**
+ * Where each token was issued, for the operator (console sessions list, `token list`): 'ours'
+ * by ValidateUser here, 'legacy' by the old service and brought over by `import tokens`. Rows
+ * that exist already were all issued here or by an import made before this column: 'ours' is
+ * the default, and the only value a row can hold without being told otherwise.
+ *
+ * The access revision triggers (migration 6) name their columns, so setting or changing the
+ * origin moves nothing there; a column with a constant default is added without rewriting the
+ * table (PostgreSQL 11+), and the CHECK is a scan under the migration's lock, once.
+ */
+export const tokenOrigin: PostgresMigration = {
+  version: 12,
+  name: 'token origin',
+  sql: `
+ALTER TABLE tokens ADD COLUMN origin text NOT NULL DEFAULT 'ours' CHECK (origin IN ('ours', 'legacy'));
+`,
+};
