@@ -71,8 +71,10 @@ export function registerExportImport(program: Command, io: CliIo): void {
     .option('--update-applications', 'overwrite the settings of applications that exist already')
     .addOption(dbOption())
     .action(async (file: string | undefined, options: { updateApplications?: boolean; db?: string }) => {
-      const input = file === undefined || file === '-' ? io.stdin : createReadStream(file, { encoding: 'utf8' });
       const report = await withStore(io, options.db, async (store) => {
+        // Opened only once the database is: a file opened before a refused database would have
+        // nobody listening for its own error (no such file) and end the process with a stack.
+        const input = file === undefined || file === '-' ? io.stdin : createReadStream(file, { encoding: 'utf8' });
         const lines = createInterface({ input, crlfDelay: Infinity });
         try {
           const imported = await importData(store, lines, { updateApplications: options.updateApplications === true }, new Date());

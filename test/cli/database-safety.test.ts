@@ -91,7 +91,7 @@ describe('only migrate and serve create a database', () => {
     writeFileSync(exportFile, '');
     const commands = [
       ['user', 'list'], ['app', 'list'], ['app', 'add', '7', 'Portal'], ['news', 'list'], ['token', 'revoke', '--all'], ['audit'],
-      ['export'], ['import', exportFile], ['backup', join(root, `never-${counter}.db`)],
+      ['export'], ['import', exportFile], ['import', join(root, 'no-such-export.jsonl')], ['backup', join(root, `never-${counter}.db`)],
     ];
     for (const command of commands) {
       const dir = join(caseDir(), 'not', 'there');
