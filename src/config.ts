@@ -5,7 +5,7 @@ import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from './contract/compat-pr
 import { ConfigFileError, readConfigFile, type ConfigFileLayer, type SettingSource } from './config-file.js';
 import { OPERATIONS } from './contract/operations.js';
 import { defaultHashingLimits } from './domain/bounded-hasher.js';
-import { parseDatabaseUrl } from './store/open-store.js';
+import { parseDatabaseUrl } from './store/database-url.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from './domain/login-throttle.js';
 
 /**
