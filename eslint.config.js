@@ -12,8 +12,8 @@ import tseslint from 'typescript-eslint';
  * The rule sees the specifier as written, so every top-level entry of src/ (read from disk: a new
  * folder is forbidden to every layer until it is listed) becomes a pattern matching "../" any
  * number of times, then that name. A subfolder named like a top-level entry would be misread as
- * it: that fails loudly (a false error), never silently. Dynamic import() is not checked; src/ has
- * none outside the CLI.
+ * it: that fails loudly (a false error), never silently. Dynamic import() is not checked; outside
+ * cli/, src/ loads none of its own files that way.
  */
 const SRC_ENTRIES = readdirSync(join(import.meta.dirname, 'src'), { withFileTypes: true }).map((entry) =>
   entry.isDirectory() ? `${entry.name}/` : entry.name.replace(/\.ts$/, '.js'),
