@@ -5,7 +5,7 @@ import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from './contract/compat-pr
 import { ConfigFileError, readConfigFile, type ConfigFileLayer, type SettingSource } from './config-file.js';
 import { OPERATIONS } from './contract/operations.js';
 import { defaultHashingLimits } from './domain/bounded-hasher.js';
-import { parseDatabaseUrl } from './store/open-store.js';
+import { parseDatabaseUrl } from './store/database-url.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from './domain/login-throttle.js';
 
 /**
@@ -234,7 +234,7 @@ function httpGetSetting(source: SettingSource | undefined): boolean | string[] {
   if (['true', 'on', 'yes', '1'].includes(lower)) return true;
   if (['false', 'off', 'no', '0', ''].includes(lower)) return false;
   const names = text.split(/[\s,]+/).filter((n) => n !== '');
-  const known = OPERATIONS.map((op) => op.name);
+  const known: readonly string[] = OPERATIONS.map((op) => op.name);
   const bad = names.find((n) => !known.includes(n));
   if (bad !== undefined) throw new ConfigError(source.key, `expected true, false or operation names (${known.join(', ')}), got ${JSON.stringify(bad)}`);
   return names;
@@ -420,7 +420,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   if (legacyMode !== 'serve' && legacyMode !== 'front') throw new ConfigError(modeSource?.key ?? 'legacy.mode', `expected serve or front, got ${JSON.stringify(modeSource?.value)}`);
   const frontSource = pick(undefined, '', env, 'SVCAPI_LEGACY_FRONT_OPERATIONS', fromFile('legacy.frontOperations'));
   const frontOperations = frontSource === undefined ? [] : frontSource.value.split(/[\s,]+/).filter((n) => n !== '');
-  const knownOperations = OPERATIONS.map((op) => op.name);
+  const knownOperations: readonly string[] = OPERATIONS.map((op) => op.name);
   const unknownOperation = frontOperations.find((n) => !knownOperations.includes(n));
   if (unknownOperation !== undefined) throw new ConfigError(frontSource?.key ?? 'legacy.frontOperations', `expected operation names (${knownOperations.join(', ')}), got ${JSON.stringify(unknownOperation)}`);
   if (frontOperations.length > 0 && legacyMode !== 'front') throw new ConfigError(frontSource?.key ?? 'legacy.frontOperations', 'names the operations the old service answers in front mode: set legacy.mode to front too');

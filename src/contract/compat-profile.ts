@@ -124,6 +124,30 @@ export interface NewsTableProfile {
   readonly maxRows: number | null;
 }
 
+/**
+ * What one legacy WhatsNew row says, per news field (absent: no column for it, or DBNull), decoded
+ * from its text through the profile's columns: written by wire/news-row-reader.ts, read by
+ * domain/news-import.ts. It lives here because both may import the contract and not each other.
+ */
+export interface NewsFacts {
+  readonly newsId?: number;
+  readonly appId?: number;
+  readonly title?: string;
+  readonly body?: string;
+  readonly language?: string;
+  readonly url?: string;
+  readonly publishedAt?: Date;
+  readonly expiresAt?: Date;
+  readonly minVersion?: string;
+  readonly maxVersion?: string;
+  readonly membersOnly?: boolean;
+  readonly attributes: Readonly<Record<string, string>>;
+  /** Cells whose text the column's type cannot read ("DataPublicacao: not a DateTime"): the row is skipped. */
+  readonly unreadable: readonly string[];
+  /** Columns with a constant in the profile whose text differed from it (imported anyway: the constant is ours to write). */
+  readonly constantsDiffering: readonly string[];
+}
+
 export interface CompatProfile {
   readonly validateUser: {
     /** ValidateUser's result for every failed login (ValidateUserJSON's failure is its own layout). */

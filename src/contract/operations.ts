@@ -3,7 +3,8 @@
  *
  * Everything on the wire is derived from this one description at start-up: the WSDL, the help
  * page, request decoding for SOAP 1.1 / SOAP 1.2 / HTTP GET / HTTP POST and response encoding.
- * Adding an operation is one entry here plus its domain method. This module imports nothing.
+ * Adding an operation is one entry here plus its domain method and its handler, which the compiler
+ * asks for (OperationName is read from the list). This module imports nothing.
  */
 
 /** XML namespace of every message (`[WebService(Namespace = "SVCAPI")]`). */
@@ -27,8 +28,8 @@ export interface ParamSpec {
 /** Values a decoded parameter can carry: SOAP binds a missing string to null and a missing int to 0. */
 export type ParamValue = string | number | null;
 
-export interface OperationSpec {
-  readonly name: string;
+export interface OperationSpec<Name extends string = string> {
+  readonly name: Name;
   /**
    * Shown on the help page. Not written into the WSDL: the captured WSDL has no
    * `wsdl:documentation`, so the original declared no `[WebMethod(Description=...)]`.
@@ -50,7 +51,12 @@ export interface OperationSpec {
   readonly resultCarriesSecret?: boolean;
 }
 
-export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
+/**
+ * The operations, in declaration order. `as const` keeps each name a literal, so OperationName is
+ * read from this list: a seventh entry adds its name, and every `Record<OperationName, ...>` (the
+ * handler table in http/operation-handlers.ts) stops compiling until it has one for it.
+ */
+const OPERATION_LIST = [
   {
     name: 'ValidateUser',
     description: 'Validates the user credentials and generates a token to be used on the following requests. For the GPS application send AppId = 2; IPAddress is then not required.',
@@ -106,7 +112,10 @@ export const OPERATIONS: readonly OperationSpec[] = Object.freeze([
     result: 'string',
     resultCarriesSecret: true,
   },
-] satisfies OperationSpec[]);
+] as const satisfies readonly OperationSpec[];
 
 /** Names of the operations, in declaration order. */
-export type OperationName = 'ValidateUser' | 'ValidateUserToken' | 'WhatsNew' | 'ValidateUserJSON' | 'ValidateUserTokenJSON' | 'GetUserLoginURL';
+export type OperationName = (typeof OPERATION_LIST)[number]['name'];
+
+/** The same list, each entry seen as an OperationSpec (optional fields readable on all). */
+export const OPERATIONS: readonly OperationSpec<OperationName>[] = Object.freeze(OPERATION_LIST);

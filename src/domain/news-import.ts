@@ -1,8 +1,9 @@
 /**
  * News import from a legacy service (`svcapi-auth news import --from-legacy URL` or `--csv FILE`):
  * items as the legacy's WhatsNew showed them, read back through the compatibility profile's
- * columns (src/wire/news-row-reader.ts turns cell text into the facts below), stored with their
- * own values so that our WhatsNew gives the same rows for the same question.
+ * columns (src/wire/news-row-reader.ts turns cell text into NewsFacts, defined in
+ * contract/compat-profile.ts), stored with their own values so that our WhatsNew gives the same
+ * rows for the same question.
  *
  * The rules of the operator's `news add` apply (an item the service would refuse to add is
  * skipped, with the reason), except that text is kept exactly as the legacy had it (no trimming):
@@ -14,31 +15,12 @@
  * reported as taken. Without such a column, the key is the natural one of `svcapi-auth import`:
  * application, language, title and publication time.
  */
+import type { NewsFacts } from '../contract/compat-profile.js';
 import type { NewNews, NewsRecord, Store } from '../store/store.js';
 import { canonicalLanguage } from './languages.js';
 import { checkLoginUrl } from './login-url.js';
 import { checkNewsAttributes, xmlCarries } from './news-attributes.js';
 import { compareVersions, parseVersion } from './versions.js';
-
-/** What one legacy row says, per news field (absent: no column for it, or DBNull), decoded from its text. */
-export interface NewsFacts {
-  readonly newsId?: number;
-  readonly appId?: number;
-  readonly title?: string;
-  readonly body?: string;
-  readonly language?: string;
-  readonly url?: string;
-  readonly publishedAt?: Date;
-  readonly expiresAt?: Date;
-  readonly minVersion?: string;
-  readonly maxVersion?: string;
-  readonly membersOnly?: boolean;
-  readonly attributes: Readonly<Record<string, string>>;
-  /** Cells whose text the column's type cannot read ("DataPublicacao: not a DateTime"): the row is skipped. */
-  readonly unreadable: readonly string[];
-  /** Columns with a constant in the profile whose text differed from it (imported anyway: the constant is ours to write). */
-  readonly constantsDiffering: readonly string[];
-}
 
 export interface NewsImportContext {
   /** --app: every item is stored for this application (a row naming another is skipped). */

@@ -19,7 +19,7 @@ import type { Readiness } from './readiness.js';
 import { LEGACY_TOKEN_CHECK_RESULTS, LOGIN_URL_RELAY_RESULTS, type LegacyTokenCheckResult, type LoginUrlRelayResult, type PassthroughStatus } from '../domain/legacy-token-passthrough.js';
 
 const PREFIX = 'svcapi_auth_';
-const OPERATION_NAMES = new Set(OPERATIONS.map((op) => op.name));
+const OPERATION_NAMES = new Set<string>(OPERATIONS.map((op) => op.name));
 const BINDINGS: readonly Binding[] = ['soap11', 'soap12', 'http-get', 'http-post', 'doc', 'none'];
 
 /**

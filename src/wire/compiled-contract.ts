@@ -38,9 +38,9 @@ export interface ContractOptions {
   readonly newsTable?: NewsTableProfile;
 }
 
-export function compileContract(options: ContractOptions, operations: readonly OperationSpec[] = OPERATIONS): CompiledContract {
+export function compileContract(options: ContractOptions, operations: readonly OperationSpec<OperationName>[] = OPERATIONS): CompiledContract {
   const compiled = operations.map((spec): CompiledOperation => {
-    const name = spec.name as OperationName;
+    const name = spec.name;
     return Object.freeze({
       name,
       spec,

@@ -5,8 +5,7 @@
  * it), one with a constant is only compared. DateTimes with `Z` or an offset are that instant;
  * without, wall-clock time of the profile's zone (UTC for `dateTimes: 'utc'`).
  */
-import type { NewsColumn, NewsTableProfile } from '../contract/compat-profile.js';
-import type { NewsFacts } from '../domain/news-import.js';
+import type { NewsColumn, NewsFacts, NewsTableProfile } from '../contract/compat-profile.js';
 import { compileCellWriters, compileDateTimeParser } from './datatable-values.js';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };

@@ -89,7 +89,7 @@ export const DEVIATIONS: Readonly<Record<string, { reason: string; status: numbe
  *   a success from a failure.
  */
 export const DEVIATION_RULES = ['no-store on responses of operations that return tokens or tickets'] as const;
-const SECRET_OPERATIONS = new Set(OPERATIONS.filter((op) => op.resultCarriesSecret).map((op) => op.name));
+const SECRET_OPERATIONS = new Set<string>(OPERATIONS.filter((op) => op.resultCarriesSecret).map((op) => op.name));
 
 /** The operation a 200 response answers: the SOAP response element, or the GET/POST path. */
 function answeredOperation(target: string, body: string): string | undefined {

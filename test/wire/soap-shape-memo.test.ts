@@ -6,7 +6,7 @@
  * really used, and stays within its bounds.
  */
 import { describe, expect, it } from 'vitest';
-import { OPERATIONS, type OperationSpec } from '../../src/contract/operations.js';
+import { OPERATIONS, type OperationName, type OperationSpec } from '../../src/contract/operations.js';
 import { compileContract, type CompiledContract } from '../../src/wire/compiled-contract.js';
 import { decodeSoapRequest, type SoapDecoded, type SoapRequestInput } from '../../src/wire/soap-request.js';
 import { createSoapRequestDecoder, MAX_BODY_BYTES, MAX_KEYS, MAX_TEMPLATES_PER_KEY, type SoapRequestDecoder } from '../../src/wire/soap-shape-memo.js';
@@ -452,7 +452,8 @@ describe('bounds', () => {
       params: [{ name: 'token', type: 'string' as const }],
       result: 'boolean' as const,
     }));
-    const big = compileContract({ timeZone: 'UTC' }, [...OPERATIONS, ...specs]);
+    // Names outside OperationName on purpose: only decoding runs here, no handler is looked up.
+    const big = compileContract({ timeZone: 'UTC' }, [...OPERATIONS, ...specs] as readonly OperationSpec<OperationName>[]);
     const { decode } = countingDecoder(big);
     const reqs: SoapRequestInput[] = [];
     for (const spec of specs) {
