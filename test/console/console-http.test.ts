@@ -77,6 +77,17 @@ describe('admin console over HTTP', () => {
     expect(post.status).toBe(401);
   });
 
+  it('answers a form of another type 415 and one over 64 KiB 413, as pages, not as failures', async () => {
+    const client = await signedIn();
+    const csrf = await client.csrf();
+    const typed = await client.request('/admin/news/create', { method: 'POST', headers: { 'content-type': 'text/plain' } });
+    expect(typed.status).toBe(415);
+    expect(await typed.text()).toContain('application/x-www-form-urlencoded');
+    const big = await client.request('/admin/news/create', { form: { csrf, title: 'x'.repeat(70 * 1024) } });
+    expect(big.status).toBe(413);
+    expect(world.logs()).not.toMatch(/"level":50/);
+  });
+
   it('refuses a sign-in form without its CSRF token', async () => {
     const client = new ConsoleClient(world.management);
     await client.text('/admin/login');
