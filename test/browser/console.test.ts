@@ -10,16 +10,15 @@
  *
  * Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
  */
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startConsoleWorld, type ConsoleWorld } from '../console/support.js';
+import { CHROMIUM, CHROMIUM_ARGS, SKIP_BROWSER_TESTS } from '../support/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = process.env['SVCAPI_UPDATE_SCREENSHOTS'] === '1'
   ? fileURLToPath(new URL('../../docs/console/', import.meta.url))
   : mkdtempSync(join(tmpdir(), 'svcapi-console-shots-'));
@@ -38,7 +37,7 @@ const soap = async (world: ConsoleWorld, op: string, inner: string): Promise<str
 const whatsNew = (world: ConsoleWorld, version: string, language: string): Promise<string> =>
   soap(world, 'WhatsNew', `<AppToken></AppToken><AppID>2</AppID><AppVersion>${version}</AppVersion><Language>${language}</Language><qtyNews>10</qtyNews>`);
 
-describe.skipIf(!existsSync(CHROMIUM))('admin console in Chromium', () => {
+describe.skipIf(SKIP_BROWSER_TESTS)('admin console in Chromium', () => {
   let world: ConsoleWorld;
   let browser: Browser;
   let admin: BrowserContext;
@@ -55,7 +54,7 @@ describe.skipIf(!existsSync(CHROMIUM))('admin console in Chromium', () => {
     await world.addAccount('ann', ADMIN_PW, 'admin');
     await world.addAccount('ed', EDITOR_PW, 'editor');
     expect((await world.admin.addUser({ login: 'browser-user', password: USER_PW, appIds: [2] })).ok).toBe(true);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
     admin = await browser.newContext({ javaScriptEnabled: false, viewport: { width: 1280, height: 800 } });
     page = await admin.newPage();
   });

@@ -3,27 +3,18 @@
  * the operation list, and the test form posting to the HTTP POST binding, under the strict
  * Content-Security-Policy the page is meant to be served with.
  *
- * Needs /usr/bin/chromium (`apt-get install -y chromium`).
+ * Needs Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH): test/support/chromium.ts.
  */
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OPERATIONS } from '../../src/contract/operations.js';
 import { startApp, type StartedApp } from '../support/start-app.js';
+import { CHROMIUM, CHROMIUM_ARGS, SKIP_BROWSER_TESTS } from '../support/chromium.js';
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-describe('help page in Chromium', () => {
+describe.skipIf(SKIP_BROWSER_TESTS)('help page in Chromium', () => {
   let app: StartedApp;
   let browser: Browser;
   let context: BrowserContext;
@@ -32,7 +23,7 @@ describe('help page in Chromium', () => {
   beforeAll(async () => {
     app = await startApp();
     await app.seedUser('browser-user', 'browser-pass', 2);
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS] });
     context = await browser.newContext();
     context.on('console', (msg) => {
       if (/Content Security Policy/i.test(msg.text())) cspViolations.push(msg.text());
