@@ -17,7 +17,7 @@ export class CliError extends Error {
 }
 
 /**
- * Exit codes (README.md, "Command line"): 0 done; 1 refused (bad value, unknown app, duplicate
+ * Exit codes (docs/cli.md): 0 done; 1 refused (bad value, unknown app, duplicate
  * login, database unreachable...); 2 command-line usage; 3-6 the database itself, which a script
  * or an operator must handle differently: 3 there is none (run `migrate`), 4 it is another
  * application's, 5 it is damaged (restore a backup), 6 it does not take writes.

@@ -7,7 +7,7 @@
  *   svcapi-auth user migration-report         users per password hash format (also `users ...`)
  *
  * The rules live in domain/legacy-import.ts and domain/migration-report.ts; this file reads the
- * files (CSV through csv-parse, JSON lines) and prints the reports. See README.md#migrating-from-the-legacy-service.
+ * files (CSV through csv-parse, JSON lines) and prints the reports. See docs/migration.md.
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
