@@ -185,7 +185,7 @@ function printReport(io: CliIo, file: string, report: ImportReport): void {
   if (needsReset > 0) {
     out('');
     out(`${needsReset} user(s) have no usable password: set one with "svcapi-auth user passwd <login>", run the import again with the`);
-    out('machine key (--decryption-key-file), or let the old service vouch for them at their next login (legacy.url; README.md#migrating-from-the-legacy-service).');
+    out('machine key (--decryption-key-file), or let the old service vouch for them at their next login (legacy.url; docs/migration.md#4-side-by-side-with-the-old-service).');
   }
 }
 
