@@ -21,7 +21,8 @@ import { randomBytes } from 'node:crypto';
 import { compatProfileFromJson, CompatProfileError, tokenFormName } from '../compat-profile-file.js';
 import type { JsonInputSource, JsonMember, JsonOperationProfile, NewsTableProfile, TokenForm } from '../contract/compat-profile.js';
 import { OPERATIONS } from '../contract/operations.js';
-import { formatToken, tokenFormBytes } from '../domain/token-form.js';
+import { cryptoRandomSource } from '../domain/random-source.js';
+import { newTokenString } from '../domain/tokens.js';
 import { compileWsdl } from '../wire/wsdl.js';
 import { operationRequest, readCallResult, type Binding, type CallArgs, type CallExtras, type CallResult } from './asmx-calls.js';
 import { DEFAULT_PROBE_LIMITS, probe, ProbeError, type ProbeLimits, type ProbeResponse } from './http-probe.js';
@@ -154,7 +155,7 @@ export async function learnProfile(options: LearnOptions): Promise<LearnResult> 
   for (const note of recognised.notes) undecided.push(`token form: ${note}`);
   const tokenCheck = await call('soap11', 'ValidateUserToken', [['token', token]]);
   if (tokenCheck.kind !== 'boolean' || !tokenCheck.value) undecided.push(`ValidateUserToken: the new token got ${tokenCheck.kind === 'boolean' ? 'false' : describe(tokenCheck)} (expected true)`);
-  const unknownToken = (): string => formatToken(randomBytes(tokenFormBytes(form)), form);
+  const unknownToken = (): string => newTokenString(cryptoRandomSource, form);
 
   // 4 and 5. The JSON operations.
   async function learnJson(

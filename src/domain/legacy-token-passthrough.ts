@@ -38,7 +38,8 @@ import type { TokenCheck } from './auth-service.js';
 import type { Clock } from './clock.js';
 import type { RandomSource } from './random-source.js';
 import { recentMap } from './recent-map.js';
-import { formatToken, isTokenInForm, tokenFormBytes, type TokenForm } from './token-form.js';
+import { isTokenInForm, type TokenForm } from './token-form.js';
+import { newTokenString } from './tokens.js';
 
 /** What the old service answered, as read off the wire; not yet judged. Never a rejection. */
 export type LegacyTokenReply =
@@ -277,7 +278,7 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
     if (unsafe) return Promise.resolve('unsafe');
     if (nowMs() - probedAt < probeIntervalMs) return Promise.resolve('confirmed');
     probing ??= (async (): Promise<'confirmed' | 'failed' | 'unsafe'> => {
-      const canary = formatToken(random.bytes(tokenFormBytes(tokenForm)), tokenForm);
+      const canary = newTokenString(random, tokenForm);
       const called = await call(() => legacy.validateUserToken(canary), probe);
       if (!called.ok) return 'failed';
       if (called.result === 'true') {

@@ -10,12 +10,12 @@
  * can never pass for one.
  */
 
-import type { LetterCase, TokenForm } from '../contract/compat-profile.js';
+import { DEFAULT_COMPAT_PROFILE, type LetterCase, type TokenForm } from '../contract/compat-profile.js';
 
 export type { LetterCase, TokenForm };
 
 /** What svcapi-auth writes by default: `Guid.ToString()`, lower-case, dashes, no braces. */
-export const DEFAULT_TOKEN_FORM: TokenForm = Object.freeze({ kind: 'guid', case: 'lower', dashes: true, braces: false });
+export const DEFAULT_TOKEN_FORM: TokenForm = DEFAULT_COMPAT_PROFILE.tokens.form;
 
 /**
  * What an old ASMX service's token is taken to look like when nobody said otherwise: a GUID in
@@ -23,7 +23,6 @@ export const DEFAULT_TOKEN_FORM: TokenForm = Object.freeze({ kind: 'guid', case:
  */
 export const DEFAULT_LEGACY_TOKEN_FORM: TokenForm = Object.freeze({ kind: 'guid', case: 'any', dashes: true, braces: 'optional' });
 
-export const MIN_HEX_DIGITS = 32;
 export const MAX_HEX_DIGITS = 128;
 
 /** The number of random bytes a token of this form carries. */

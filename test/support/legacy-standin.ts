@@ -18,7 +18,8 @@ import type { AddressInfo, Socket } from 'node:net';
 import type { CompatProfile, JsonMember, JsonOperationProfile, NewsColumn } from '../../src/contract/compat-profile.js';
 import { deepFreeze } from '../../src/contract/compat-profile.js';
 import { OPERATIONS, SERVICE_PATH, type ParamValue } from '../../src/contract/operations.js';
-import { formatToken, tokenFormBytes } from '../../src/domain/token-form.js';
+import { cryptoRandomSource } from '../../src/domain/random-source.js';
+import { newTokenString } from '../../src/domain/tokens.js';
 import { compileContract, type CompiledContract, type CompiledOperation, type ResultValue } from '../../src/wire/compiled-contract.js';
 import { compileDataTableWriter, compileDateTimeFormatter, type Cell, type DataTableWriter, type Row } from '../../src/wire/datatable.js';
 import { compileDisco } from '../../src/wire/disco.js';
@@ -267,7 +268,7 @@ export async function startLegacyStandin(options: StandinOptions = {}): Promise<
   const zoneDate = compileDateTimeFormatter(timeZone);
   const utcDate = compileDateTimeFormatter('UTC');
   const formatDate = (d: Date): string => (wt.dateTimes === 'zone' ? zoneDate(d) : wt.dateTimes === 'utc' ? utcDate(d).replace(/\+00:00$/, 'Z') : zoneDate(d).slice(0, -6));
-  const newToken = (): string => formatToken(randomBytes(tokenFormBytes(profile.tokens.form)), profile.tokens.form);
+  const newToken = (): string => newTokenString(cryptoRandomSource, profile.tokens.form);
 
   function validSession(token: string | null): Session | null {
     if (token === null) return null;
