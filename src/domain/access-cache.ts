@@ -11,7 +11,10 @@
  *   disabled user or application, a withdrawn grant is seen by the very next request.
  * - Issuing and using tokens do not move it, so logins do not empty the memory.
  * - Time is judged on every use, as for a row just read (evaluateToken): a kept token still
- *   expires on time.
+ *   expires on time. And once expired by this process's clock it is no longer answered from
+ *   memory at all but read again: housekeeping deletes expired rows without moving the revision
+ *   (migration 13), and the store then says "unknown" (which token passthrough sends to the old
+ *   service) where the kept row would say "expired".
  *
  * What is kept:
  * - session tokens that work at the time they are read and have no idle timeout. A sliding
@@ -40,6 +43,8 @@ export interface AccessCacheOptions {
   readonly maxTokens?: number;
   /** Applications kept at most (default 1000). */
   readonly maxApplications?: number;
+  /** The clock expiry is judged by, in epoch milliseconds (default Date.now). */
+  readonly now?: () => number;
 }
 
 interface Kept<T> {
@@ -47,12 +52,13 @@ interface Kept<T> {
   readonly value: T;
 }
 
-const keepable = (record: TokenRecord): boolean =>
-  record.kind === 'session' && record.idleTimeoutSeconds === null && record.revokedAt === null
-  && record.userEnabled && record.appEnabled && record.granted;
-
 export function createAccessCache(options: AccessCacheOptions): AccessCache {
   const { store, revisions } = options;
+  const now = options.now ?? Date.now;
+  const unexpired = (record: TokenRecord): boolean => record.expiresAt.getTime() > now();
+  const keepable = (record: TokenRecord): boolean =>
+    record.kind === 'session' && record.idleTimeoutSeconds === null && record.revokedAt === null
+    && record.userEnabled && record.appEnabled && record.granted && unexpired(record);
   const maxTokens = Math.max(0, Math.trunc(options.maxTokens ?? 50_000));
   if (maxTokens === 0) {
     // The reference behaviour, kept callable: what every kept answer must equal.
@@ -70,10 +76,11 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
    * share one read: nothing that matters committed before the later one's revisions were read,
    * or they would not be the same revision.
    */
-  function through<T>(memory: RecentMap<Kept<T>>, reading: Map<string, Kept<Promise<T | null>>>, key: string, read: () => Promise<T | null>, keep: (value: T) => boolean): Promise<T | null> {
+  function through<T>(memory: RecentMap<Kept<T>>, reading: Map<string, Kept<Promise<T | null>>>, key: string, read: () => Promise<T | null>,
+    keep: (value: T) => boolean, usable: (value: T) => boolean): Promise<T | null> {
     return revisions.current().then(({ access }) => {
       const kept = memory.get(key);
-      if (kept !== undefined && kept.revision === access) return kept.value;
+      if (kept !== undefined && kept.revision === access && usable(kept.value)) return kept.value;
       const pending = reading.get(key);
       if (pending !== undefined && pending.revision === access) return pending.value;
       const value = read().then((fresh) => {
@@ -89,7 +96,7 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
   }
 
   return {
-    findToken: (tokenHash) => through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable),
-    getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true),
+    findToken: (tokenHash) => through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired),
+    getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true, () => true),
   };
 }

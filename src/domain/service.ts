@@ -110,7 +110,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   // One read of the store's revisions per event-loop turn labels everything kept in memory.
   const revisions = createRevisionGate(store);
   const news = createNewsCache({ store, clock, revisions, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
-  const access = createAccessCache({ store, revisions, ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }) });
+  const access = createAccessCache({ store, revisions, now: () => clock.now().getTime(), ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }) });
 
   // An unknown login must cost one real verification too, or response time would tell which
   // logins exist. The dummy hash is computed once, from a password nobody knows.

@@ -381,8 +381,20 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await moved('updateApplication');
         await addSession(alice, 2, { expiresAt: at(HOUR) });
         await still('insertSession');
+        // Housekeeping deletes rows that expired long ago (T0 is in the past): no answer kept in
+        // memory can change (migration 13), so the memory of live tokens stays.
         expect(await store.purgeExpiredTokens(at(2 * HOUR), 10)).toBeGreaterThan(0);
-        await moved('purgeExpiredTokens');
+        await still('purgeExpiredTokens of rows expired over an hour ago');
+        // Deleting a token that still works, or expired less than an hour ago by the database's
+        // clock, moves it as before.
+        const wall = Date.now();
+        const working = await addSession(alice, 2, { issuedAt: new Date(wall - HOUR), expiresAt: new Date(wall + HOUR) });
+        expect(await store.deleteExpiredTokens(new Date(wall + 2 * HOUR))).toBeGreaterThan(0);
+        expect(await store.findToken(working)).toBeNull();
+        await moved('deleting a live token');
+        await addSession(alice, 2, { issuedAt: new Date(wall - HOUR), expiresAt: new Date(wall - 60_000) });
+        expect(await store.purgeExpiredTokens(new Date(wall), 10)).toBe(1);
+        await moved('purgeExpiredTokens of a row expired a minute ago');
         expect(await store.revisions()).toEqual(await store.revisions()); // reading moves nothing
       });
 
@@ -686,6 +698,21 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.findToken(live)).not.toBeNull();
         expect(await store.findToken(liveTicket.tokenHash)).not.toBeNull();
         expect(await store.purgeExpiredTokens(at(4 * HOUR), 0)).toBe(0);
+      });
+
+      it('purges in batches exactly the rows expired before the cut, whatever their number, and nothing else', async () => {
+        const alice = await addUser('alice');
+        const expired = new Set<string>();
+        for (let i = 0; i < 23; i++) expired.add(await addSession(alice, 2, { expiresAt: at(1000 + (i % 7) * 1000) }));
+        const kept = [await addSession(alice, 2, { expiresAt: at(HOUR) }), await addSession(alice, 2, { expiresAt: at(HOUR + 1) })];
+        const batches: number[] = [];
+        for (let n = -1; n !== 0;) {
+          n = await store.purgeExpiredTokens(at(HOUR), 5);
+          batches.push(n);
+        }
+        expect(batches).toEqual([5, 5, 5, 5, 3, 0]);
+        for (const hash of expired) expect(await store.findToken(hash)).toBeNull();
+        for (const hash of kept) expect(await store.findToken(hash)).not.toBeNull();
       });
 
       it('counts the session tokens that work now, as findToken + evaluateToken would judge them', async () => {

@@ -11,6 +11,7 @@ import { newsAttributes } from './009-news-attributes.js';
 import { adminConsole } from './010-admin-console.js';
 import { shadowDifferences } from './011-shadow-differences.js';
 import { tokenOrigin } from './012-token-origin.js';
+import { purgeKeepsAccessRevision } from './013-purge-keeps-access-revision.js';
 
 export interface PostgresMigration {
   /**
@@ -22,7 +23,7 @@ export interface PostgresMigration {
   readonly sql: string;
 }
 
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin]);
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin, purgeKeepsAccessRevision]);
 
 export const LATEST_POSTGRES_VERSION = POSTGRES_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 

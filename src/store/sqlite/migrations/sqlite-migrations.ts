@@ -11,6 +11,7 @@ import { newsAttributes } from './009-news-attributes.js';
 import { adminConsole } from './010-admin-console.js';
 import { shadowDifferences } from './011-shadow-differences.js';
 import { tokenOrigin } from './012-token-origin.js';
+import { purgeKeepsAccessRevision } from './013-purge-keeps-access-revision.js';
 
 export interface SqliteMigration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
@@ -19,7 +20,7 @@ export interface SqliteMigration {
   readonly sql: string;
 }
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin, purgeKeepsAccessRevision]);
 
 /**
  * The SQLite header's application_id of an svcapi-auth database ("SVCA"), set by the migration
