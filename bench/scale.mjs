@@ -1,170 +1,214 @@
 #!/usr/bin/env node
 /**
- * `npm run bench:scale` (issue 9): ValidateUserToken (SOAP 1.1) with 1 million users and
- * 10 million tokens in the store, against the same load on an empty store.
+ * `npm run bench:scale`: ValidateUserToken (SOAP 1.1) with 1 million users and 10 million tokens
+ * in the store, on SQLite and on PostgreSQL, one process, in two rotations of the same store:
  *
- * Both SQLite files are created by the service's own migrations (`svcapi-auth migrate`) and get
- * the benchmark user through the CLI; then this script adds rows in bulk with better-sqlite3, in
- * the store's exact row format (tokens keyed by the SHA-256 hex of the token text), in big
- * transactions with journal_mode=OFF and synchronous=OFF during the seeding only (the tokens'
- * secondary indexes are dropped and rebuilt from their own DDL, which is much quicker than
- * maintaining them row by row). The file is put back in WAL mode afterwards.
+ * - hot: the load rotates over 10,000 tokens, fewer than the process keeps in memory
+ *   (performance.tokenCacheEntries), so after the first pass it measures the kept path;
+ * - fleet: the load rotates over 1,000,000 distinct tokens (every device of a fleet holds its
+ *   own token and checks it every few minutes), more than the memory holds, so nearly every
+ *   request reads the store: it measures the miss path.
  *
- * The load rotates over 10,000 tokens spread over the whole key space (the same 10,000 are the
- * only tokens of the empty store), so every request is a different lookup, as with real clients.
- * Servers are pinned like in `npm run bench`; runs alternate between the two stores.
+ * Both rotations are spread over the token numbers, so over the key space; each request asks
+ * about the next token of its rotation. Runs alternate between the cells (rounds), and the
+ * ratios fleet/hot are taken within a run.
  *
- * Options: --users N (1000000) --tokens N (10000000) --query-tokens N (10000)
- *          --runs N (3) --duration S (5) --connections 64[,16] --quick (1 run of 3 s)
- *          --cli PATH --client wrk|autocannon --no-pin --keep (keep the big file) --no-write
+ * Then, per store, housekeeping at that size: 1,000,000 tokens that expired two days ago are
+ * added, a server is started (its housekeeping's first run begins at once and deletes them in
+ * batches) and the fleet load runs in windows while the purge goes on, then again once it is
+ * done: token-check p99 during the purge against p99 without it, same server.
+ *
+ * Memory: the peak VmRSS of the server and, separately, the peaks of RssAnon (heap, SQLite's
+ * page cache, malloc: what the process owns) and RssFile (pages of mapped files: the binary,
+ * libraries and, with SQLite's memory map, the database file itself, which the kernel shares
+ * with its page cache and may drop at any time), from /proc/PID/status every 100 ms.
+ *
+ * The stores are seeded in bulk (bench/lib/scale-seed.mjs), not through the API; with --dir the
+ * seeded stores (a SQLite file and a PostgreSQL schema) are kept there and reused by later runs.
+ *
+ * Options: --users N (1000000) --tokens N (10000000) --hot N (10000) --fleet N (1000000)
+ *          --stores sqlite,pg (both) --pg URL (BENCH_PG_URL or postgres://postgres@127.0.0.1:5432/test)
+ *          --purge N (1000000; 0 skips the purge measurement) --purge-windows N (12: measured windows
+ *          during the purge at most; the rest of it runs unmeasured) --runs N (3) --duration S (5)
+ *          --connections 64[,16] --quick (1 run of 3 s) --dir DIR (keep and reuse the stores)
+ *          --prepare-only (seed, then stop) --cli PATH --client wrk|autocannon --no-pin --no-write
+ *          --env K=V (extra server environment, repeatable: e.g. SVCAPI_TOKEN_CACHE_ENTRIES=0)
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { clearInterval, setInterval, setTimeout } from 'node:timers';
+import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { chooseClient, runLoad } from './lib/load.mjs';
-import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, sampleRss, treeCpu } from './lib/proc.mjs';
+import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, processTree, treeCpu } from './lib/proc.mjs';
 import { buildRequest, send } from './lib/requests.mjs';
-import { fmt, fmtInt, fmtRatio, machineLine, median, medianOf, ratio, replaceSection, writeResults } from './lib/report.mjs';
-import { APP_ID, seedService } from './lib/seed.mjs';
+import { fmt, fmtInt, fmtRatio, machineLine, median, ratio, replaceSection, writeResults } from './lib/report.mjs';
+import {
+  countPostgresExpired, countSqliteExpired, DAY_MS, seedPostgres, seedPostgresExpired, seedSqlite, seedSqliteExpired, tokenText,
+} from './lib/scale-seed.mjs';
+import { seedService } from './lib/seed.mjs';
 import { startServer } from './lib/servers.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 const PLACEHOLDER = '__TOKEN__';
+const DEFAULT_PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+/** Targets of the fleet run (one process, 64 connections). */
+/** serve checks the whole SQLite file (PRAGMA quick_check) before it listens: minutes at 10M tokens on a busy VM. */
+const READY_TIMEOUT_MS = 900_000;
+const TARGET = { sqliteRatio: 0.8, pgRatio: 0.6, sqliteP99Ms: 15, anonMb: 150, purgeP99Ratio: 2 };
 
 function parseArgs(argv) {
   const o = {
-    users: 1_000_000, tokens: 10_000_000, queryTokens: 10_000, runs: 3, durationS: 5, connections: [64],
-    cli: join(ROOT, 'dist', 'cli', 'main.js'), client: null, noPin: false, keep: false, write: true,
+    users: 1_000_000, tokens: 10_000_000, hot: 10_000, fleet: 1_000_000, stores: ['sqlite', 'pg'], pgUrl: DEFAULT_PG_URL, purge: 1_000_000,
+    runs: 3, durationS: 5, connections: [64], dir: null, prepareOnly: false, purgeWindows: 12,
+    cli: join(ROOT, 'dist', 'cli', 'main.js'), client: null, noPin: false, write: true, env: {},
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i];
     if (a === '--users') o.users = Number(next());
     else if (a === '--tokens') o.tokens = Number(next());
-    else if (a === '--query-tokens') o.queryTokens = Number(next());
+    else if (a === '--hot') o.hot = Number(next());
+    else if (a === '--fleet' || a === '--query-tokens') o.fleet = Number(next());
+    else if (a === '--stores') o.stores = next().split(',').filter((s) => s !== '');
+    else if (a === '--pg') o.pgUrl = next();
+    else if (a === '--purge') o.purge = Number(next());
+    else if (a === '--purge-windows') o.purgeWindows = Number(next());
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
     else if (a === '--connections') o.connections = next().split(',').map(Number);
     else if (a === '--quick') Object.assign(o, { runs: 1, durationS: 3 });
+    else if (a === '--dir') o.dir = resolve(next());
+    else if (a === '--prepare-only') o.prepareOnly = true;
     else if (a === '--cli') o.cli = resolve(next());
     else if (a === '--client') o.client = next();
     else if (a === '--no-pin') o.noPin = true;
-    else if (a === '--keep') o.keep = true;
     else if (a === '--no-write') o.write = false;
-    else throw new Error(`unknown argument ${a}`);
+    else if (a === '--env') {
+      const [k, ...v] = next().split('=');
+      o.env[k] = v.join('=');
+    } else throw new Error(`unknown argument ${a}`);
   }
-  if (o.queryTokens > o.tokens) o.queryTokens = o.tokens;
+  for (const s of o.stores) if (s !== 'sqlite' && s !== 'pg') throw new Error(`--stores: unknown store ${s}`);
+  o.hot = Math.min(o.hot, o.tokens);
+  o.fleet = Math.min(o.fleet, o.tokens);
   return o;
 }
 
-/** The columns of a table that must be given a value (NOT NULL without a default). */
-function requiredColumns(db, table) {
-  return db.prepare(`PRAGMA table_info(${table})`).all().filter((c) => c.notnull === 1 && c.dflt_value === null).map((c) => c.name);
+/** Peaks of VmRSS, RssAnon and RssFile (MB) of one process, sampled every `everyMs`. */
+function sampleMemory(pid, everyMs = 100) {
+  const peak = { rss: 0, anon: 0, file: 0 };
+  const field = (text, name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(text)?.[1] ?? 0) / 1024;
+  const sample = () => {
+    for (const p of processTree(pid)) {
+      let text;
+      try {
+        text = readFileSync(`/proc/${p}/status`, 'utf8');
+      } catch {
+        continue;
+      }
+      peak.rss = Math.max(peak.rss, field(text, 'VmRSS'));
+      peak.anon = Math.max(peak.anon, field(text, 'RssAnon'));
+      peak.file = Math.max(peak.file, field(text, 'RssFile') + field(text, 'RssShmem'));
+    }
+  };
+  sample();
+  const timer = setInterval(sample, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      sample();
+      return peak;
+    },
+  };
 }
 
-function checkColumns(db, table, given) {
-  const missing = requiredColumns(db, table).filter((c) => !given.includes(c));
-  if (missing.length > 0) throw new Error(`the ${table} table now has required columns this seeder does not fill: ${missing.join(', ')} (update bench/scale.mjs)`);
-}
-
-/** Token text number i: GUID form, unique per run (a random prefix), cheap to make. */
-function tokenText(prefix, i) {
-  const hex = i.toString(16).padStart(24, '0');
-  return `${prefix}-${hex.slice(0, 4)}-${hex.slice(4, 8)}-${hex.slice(8, 12)}-${hex.slice(12)}`;
-}
-
-const sha256 = (text) => createHash('sha256').update(text, 'utf8').digest('hex');
-
-/**
- * Adds `users` users (with a grant to AppID 2) and `tokens` session tokens to a migrated SQLite
- * file; `queryIndexes` are the token numbers the load will use. Prints progress.
- */
-function bulkSeed(file, { users, tokens, passwordHash, prefix, log }) {
-  const db = new Database(file);
-  const started = performance.now();
-  try {
-    db.pragma('journal_mode = OFF');
-    db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -1048576'); // 1 GiB
-    db.pragma('temp_store = MEMORY');
-    db.pragma('locking_mode = EXCLUSIVE');
-    db.pragma('foreign_keys = OFF');
-    const userCols = ['user_id', 'login', 'login_key', 'password_hash', 'enabled', 'created_at', 'password_changed_at'];
-    const grantCols = ['user_id', 'app_id', 'granted_at'];
-    const tokenCols = ['token_hash', 'kind', 'user_id', 'app_id', 'client_ip', 'source_ip', 'issued_at', 'expires_at', 'last_used_at'];
-    checkColumns(db, 'users', userCols);
-    checkColumns(db, 'user_applications', grantCols);
-    checkColumns(db, 'tokens', tokenCols);
-    const now = Date.now();
-    const firstUser = (db.prepare('SELECT COALESCE(MAX(user_id), 0) AS m FROM users').get().m) + 1;
-
-    const insertUser = db.prepare(`INSERT INTO users (${userCols.join(', ')}) VALUES (?, ?, ?, ?, 1, ?, ?)`);
-    const insertGrant = db.prepare(`INSERT INTO user_applications (${grantCols.join(', ')}) VALUES (?, ${APP_ID}, ?)`);
-    const BATCH = 100_000;
-    for (let from = 0; from < users; from += BATCH) {
-      db.transaction(() => {
-        for (let i = from; i < Math.min(users, from + BATCH); i++) {
-          const id = firstUser + i;
-          const login = `scale.user.${i}`;
-          insertUser.run(id, login, login, passwordHash, now, now);
-          insertGrant.run(id, now);
-        }
-      })();
-      if ((from + BATCH) % 250_000 === 0 || from + BATCH >= users) log(`scale:   users ${fmtInt(Math.min(users, from + BATCH))}/${fmtInt(users)} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    }
-
-    // Secondary indexes of tokens: dropped now, rebuilt from their own DDL after the bulk insert.
-    const indexes = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'tokens' AND sql IS NOT NULL").all();
-    for (const ix of indexes) db.exec(`DROP INDEX "${ix.name}"`);
-    const insertToken = db.prepare(`INSERT INTO tokens (${tokenCols.join(', ')}) VALUES (?, 'session', ?, ${APP_ID}, NULL, '127.0.0.1', ?, ?, ?)`);
-    const TBATCH = 1_000_000;
-    for (let from = 0; from < tokens; from += TBATCH) {
-      const rows = [];
-      for (let i = from; i < Math.min(tokens, from + TBATCH); i++) rows.push([sha256(tokenText(prefix, i)), i]);
-      rows.sort((a, b) => (a[0] < b[0] ? -1 : 1)); // key order: fewer page splits
-      db.transaction(() => {
-        for (const [hash, i] of rows) {
-          const issued = now - (i % 3_600_000);
-          insertToken.run(hash, firstUser + (i % users), issued, issued + 86_400_000 * 30, issued);
-        }
-      })();
-      log(`scale:   tokens ${fmtInt(Math.min(tokens, from + TBATCH))}/${fmtInt(tokens)} (${((performance.now() - started) / 1000).toFixed(0)} s)`);
-    }
-    for (const ix of indexes) {
-      const t = performance.now();
-      db.exec(ix.sql);
-      log(`scale:   index ${ix.name} rebuilt in ${((performance.now() - t) / 1000).toFixed(1)} s`);
-    }
-    db.pragma('locking_mode = NORMAL');
-    db.pragma('journal_mode = WAL');
-    db.prepare('SELECT 1').get(); // leave exclusive mode
-  } finally {
-    db.close();
+/** The data set: seeded once (into `dir` when given), described by scale.json there. */
+async function prepareData(o, dir, log) {
+  const metaFile = join(dir, 'scale.json');
+  let meta = existsSync(metaFile) ? JSON.parse(readFileSync(metaFile, 'utf8')) : null;
+  if (meta !== null && (meta.users !== o.users || meta.tokens !== o.tokens)) {
+    throw new Error(`${dir} holds a data set of ${meta.users} users / ${meta.tokens} tokens, not ${o.users} / ${o.tokens}: use another --dir`);
   }
-  return (performance.now() - started) / 1000;
+  if (meta === null) {
+    meta = { users: o.users, tokens: o.tokens, prefix: randomBytes(4).toString('hex'), stores: {} };
+  }
+  const save = () => writeFile(metaFile, `${JSON.stringify(meta, null, 2)}\n`);
+  if (o.stores.includes('sqlite') && meta.stores.sqlite === undefined) {
+    const file = join(dir, 'scale.db');
+    await rm(file, { force: true });
+    log(`scale: seeding ${fmtInt(o.users)} users and ${fmtInt(o.tokens)} tokens into ${file}`);
+    const started = Date.now();
+    const { passwordHash } = await seedService({ cliPath: o.cli, db: `sqlite:${file}`, tmpDir: dir, newsCount: 0 });
+    const firstUser = seedSqlite(file, { users: o.users, tokens: o.tokens, passwordHash, prefix: meta.prefix, log });
+    meta.stores.sqlite = { db: `sqlite:${file}`, file, firstUser, seedSeconds: (Date.now() - started) / 1000 };
+    await save();
+  }
+  if (o.stores.includes('pg') && meta.stores.pg === undefined) {
+    const schema = o.dir === null ? `scale_${process.pid}_${Date.now().toString(36)}` : 'svcapi_scale';
+    const url = new URL(o.pgUrl);
+    url.searchParams.set('schema', schema);
+    const client = new pg.Client({ connectionString: o.pgUrl });
+    await client.connect();
+    try {
+      await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      log(`scale: seeding ${fmtInt(o.users)} users and ${fmtInt(o.tokens)} tokens into ${o.pgUrl} schema ${schema}`);
+      const started = Date.now();
+      const { passwordHash } = await seedService({ cliPath: o.cli, db: url.toString(), tmpDir: dir, newsCount: 0 });
+      await client.query(`SET search_path = ${schema}`);
+      const firstUser = await seedPostgres(client, { users: o.users, tokens: o.tokens, passwordHash, prefix: meta.prefix, log });
+      meta.stores.pg = { db: url.toString(), schema, firstUser, seedSeconds: (Date.now() - started) / 1000 };
+      await save();
+    } finally {
+      await client.end();
+    }
+  }
+  return meta;
 }
 
-/** Only the query tokens, for the empty store (same rows, same user as the benchmark user). */
-function seedQueryTokens(file, texts) {
-  const db = new Database(file);
+async function storeSize(name, store) {
+  if (name === 'sqlite') return statSync(store.file).size;
+  const client = new pg.Client({ connectionString: store.db.replace(/[?&]schema=[^&]*/, '') });
+  await client.connect();
   try {
-    const userId = db.prepare('SELECT MIN(user_id) AS id FROM users').get().id;
-    const now = Date.now();
-    const insert = db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
-      VALUES (?, 'session', ?, ${APP_ID}, NULL, '127.0.0.1', ?, ?, ?)`);
-    db.transaction(() => {
-      for (const t of texts) insert.run(sha256(t), userId, now, now + 86_400_000 * 30, now);
-    })();
+    return Number((await client.query(`SELECT SUM(pg_total_relation_size(c.oid)) AS b FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relkind = 'r'`, [store.schema])).rows[0].b);
   } finally {
-    db.close();
+    await client.end();
   }
+}
+
+/** Opens the store's database for the purge phase: seeding expired rows and counting them. */
+async function expiredAccess(name, store, meta, purgeCount) {
+  const prefix = `${meta.prefix.slice(0, 4)}dead`;
+  if (name === 'sqlite') {
+    return {
+      seed: () => seedSqliteExpired(store.file, { count: purgeCount, users: meta.users, firstUser: store.firstUser, prefix }),
+      count: () => {
+        const db = new Database(store.file, { readonly: true });
+        try {
+          return countSqliteExpired(db, Date.now() - DAY_MS);
+        } finally {
+          db.close();
+        }
+      },
+      close: async () => undefined,
+    };
+  }
+  const client = new pg.Client({ connectionString: store.db.replace(/[?&]schema=[^&]*/, '') });
+  await client.connect();
+  await client.query(`SET search_path = ${store.schema}`);
+  return {
+    seed: () => seedPostgresExpired(client, { count: purgeCount, users: meta.users, firstUser: store.firstUser, prefix }),
+    count: () => countPostgresExpired(client, Date.now() - DAY_MS),
+    close: () => client.end(),
+  };
 }
 
 async function main() {
@@ -178,110 +222,210 @@ async function main() {
   const loadStart = loadAverage();
   const log = (t) => process.stderr.write(`${t}\n`);
   const tmp = await mkdtemp(join(tmpdir(), 'svcapi-scale-'));
+  const dir = o.dir ?? tmp;
+  await mkdir(dir, { recursive: true });
   const servers = [];
   const onSignal = () => {
     killAll();
     process.exit(130);
   };
   process.once('SIGINT', onSignal);
+  let meta = null;
   try {
-    const bigFile = join(tmp, 'scale.db');
-    const emptyFile = join(tmp, 'empty.db');
-    log(`scale: seeding ${fmtInt(o.users)} users and ${fmtInt(o.tokens)} tokens into ${bigFile}`);
-    const { passwordHash } = await seedService({ cliPath: o.cli, db: `sqlite:${bigFile}`, tmpDir: tmp, newsCount: 0 });
-    await seedService({ cliPath: o.cli, db: `sqlite:${emptyFile}`, tmpDir: tmp, newsCount: 0 });
-    const prefix = randomBytes(4).toString('hex');
-    const seedSeconds = bulkSeed(bigFile, { users: o.users, tokens: o.tokens, passwordHash, prefix, log });
-    const bytes = statSync(bigFile).size;
-    log(`scale: seeded in ${seedSeconds.toFixed(0)} s, ${fmt(bytes / 2 ** 30)} GiB`);
+    meta = await prepareData(o, dir, log);
+    if (o.prepareOnly) return;
 
-    // The tokens the load asks about: evenly spread over the token numbers (so over the key space).
-    const step = Math.max(1, Math.floor(o.tokens / o.queryTokens));
-    const texts = Array.from({ length: o.queryTokens }, (_, k) => tokenText(prefix, k * step + (k % step)));
-    seedQueryTokens(emptyFile, texts);
-    const tokensFile = join(tmp, 'tokens.txt');
-    await writeFile(tokensFile, `${texts.join('\n')}\n`);
+    // The rotations: evenly spread over the token numbers (so over the key space and the users),
+    // in a shuffled order (a fixed one), as devices check at times of their own: consecutive
+    // requests share no page of the token or user B-trees.
+    const rotation = (count) => {
+      const step = Math.max(1, Math.floor(o.tokens / count));
+      const texts = Array.from({ length: count }, (_, k) => tokenText(meta.prefix, k * step + (k % step)));
+      let x = 12345;
+      for (let k = texts.length - 1; k > 0; k--) {
+        x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+        const j = x % (k + 1);
+        [texts[k], texts[j]] = [texts[j], texts[k]];
+      }
+      return texts;
+    };
+    const rotations = { hot: rotation(o.hot), fleet: rotation(o.fleet) };
+    const files = {};
+    for (const [name, texts] of Object.entries(rotations)) {
+      files[name] = join(tmp, `${name}.txt`);
+      await writeFile(files[name], `${texts.join('\n')}\n`);
+    }
 
-    const env = { ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0' };
-    const serve = (file) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', `sqlite:${file}`, '--log-level', 'warn'];
-    const empty = await startServer({ name: 'svcapi-auth, empty store', args: serve(emptyFile), env, cpu: layout.server, cwd: ROOT });
-    servers.push(empty);
-    log(`scale: empty store ready in ${fmtInt(empty.readyMs)} ms`);
-    const big = await startServer({ name: 'svcapi-auth, big store', args: serve(bigFile), env, cpu: layout.server, cwd: ROOT });
-    servers.push(big);
-    log(`scale: big store ready in ${fmtInt(big.readyMs)} ms`);
-
+    const env = {
+      ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
+      SVCAPI_HOUSEKEEPING_INTERVAL_MS: '86400000', ...o.env,
+    };
+    const serve = (db) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn'];
     const req = buildRequest(OPERATIONS, 'soap11', 'ValidateUserToken', { token: PLACEHOLDER });
-    for (const s of [empty, big]) {
-      for (const t of [texts[0], texts.at(-1)]) {
+    const check = async (s) => {
+      for (const t of [rotations.hot[0], rotations.fleet.at(-1)]) {
         const answer = await send(s.origin, buildRequest(OPERATIONS, 'soap11', 'ValidateUserToken', { token: t }));
         if (!/>true</.test(answer.body)) throw new Error(`${s.name}: token ${t} does not validate: ${answer.body}`);
       }
-    }
+    };
+    const measure = async (server, rotate, connections, durationS) => {
+      const cpuBefore = treeCpu(server.pid);
+      const memory = sampleMemory(server.pid);
+      const r = await runLoad({ origin: server.origin, req, connections, durationS, cpu: layout.load, client, tmpDir: tmp, rotate: { file: files[rotate], placeholder: PLACEHOLDER } });
+      const cpuSeconds = cpuDelta(cpuBefore, treeCpu(server.pid));
+      const peak = memory.stop();
+      return { ...r, rssMb: peak.rss, anonMb: peak.anon, fileMb: peak.file, cpuUsPerReq: r.requests > 0 ? (cpuSeconds * 1e6) / r.requests : null };
+    };
+    const line = (label, r) => `${label.padEnd(28)} ${fmtInt(r.rps)} req/s  p50 ${fmt(r.p50Ms)} ms  p99 ${fmt(r.p99Ms)} ms  ` +
+      `rss ${fmt(r.rssMb, 0)} MB (anon ${fmt(r.anonMb, 0)}, file ${fmt(r.fileMb, 0)})  cpu ${fmt(r.cpuUsPerReq, 1)} µs/req` +
+      `${r.non2xx + r.errors > 0 ? `  (${r.non2xx} non-2xx, ${r.errors} errors)` : ''}`;
 
+    // Hot and fleet on each store, in rounds.
+    const live = {};
+    const readyMs = {};
+    for (const name of o.stores) {
+      const s = await startServer({ name: `svcapi-auth ${name}`, args: serve(meta.stores[name].db), env, cpu: layout.server, cwd: ROOT, readyTimeoutMs: READY_TIMEOUT_MS });
+      servers.push(s);
+      await check(s);
+      live[name] = s;
+      readyMs[name] = s.readyMs;
+      log(`scale: ${name} ready in ${fmtInt(s.readyMs)} ms`);
+    }
     const cells = [];
-    for (const c of o.connections) for (const s of [empty, big]) cells.push({ server: s, connections: c, runs: [] });
+    for (const c of o.connections) for (const name of o.stores) for (const rotate of ['hot', 'fleet']) cells.push({ store: name, rotate, connections: c, runs: [] });
     for (let round = 1; round <= o.runs; round++) {
       for (const cell of cells) {
-        const base = { origin: cell.server.origin, req, connections: cell.connections, cpu: layout.load, client, tmpDir: tmp, rotate: { file: tokensFile, placeholder: PLACEHOLDER } };
-        if (round === 1) await runLoad({ ...base, durationS: 1 });
-        const cpuBefore = treeCpu(cell.server.pid);
-        const rss = sampleRss(cell.server.pid);
-        const r = await runLoad({ ...base, durationS: o.durationS });
-        const cpuSeconds = cpuDelta(cpuBefore, treeCpu(cell.server.pid));
-        const result = { ...r, rssMb: rss.stop().peakProcessMb, cpuUsPerReq: r.requests > 0 ? (cpuSeconds * 1e6) / r.requests : null };
-        cell.runs.push(result);
-        log(`scale:   ${cell.server.name.padEnd(26)} c=${cell.connections}  ${fmtInt(result.rps)} req/s  p50 ${fmt(result.p50Ms)} ms  p99 ${fmt(result.p99Ms)} ms  ` +
-          `rss ${fmt(result.rssMb)} MB  cpu ${fmt(result.cpuUsPerReq)} µs/req${result.non2xx + result.errors > 0 ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ''}`);
+        if (round === 1) await measure(live[cell.store], cell.rotate, cell.connections, o.durationS); // warm-up: a pass over the hot set, the file's pages
+        const r = await measure(live[cell.store], cell.rotate, cell.connections, o.durationS);
+        cell.runs.push(r);
+        log(`scale:   ${line(`${cell.store} ${cell.rotate} c=${cell.connections}`, r)}`);
+      }
+    }
+    for (const name of o.stores) await live[name].stop();
+
+    // Housekeeping at that size: the fleet load during a purge of `o.purge` expired tokens.
+    const purges = [];
+    if (o.purge > 0) {
+      for (const name of o.stores) {
+        const access = await expiredAccess(name, meta.stores[name], meta, o.purge);
+        try {
+          log(`scale: ${name}: adding ${fmtInt(o.purge)} expired tokens`);
+          const added = await access.seed();
+          const before = await access.count();
+          const s = await startServer({ name: `svcapi-auth ${name}, purging`, args: serve(meta.stores[name].db), env, cpu: layout.server, cwd: ROOT, readyTimeoutMs: READY_TIMEOUT_MS });
+          servers.push(s);
+          const purgeStart = Date.now();
+          const during = [];
+          let left = before;
+          let purgeSeconds = null;
+          while (left > 0 && during.length < o.purgeWindows) {
+            const r = await measure(s, 'fleet', 64, o.durationS);
+            left = await access.count();
+            during.push({ ...r, left });
+            log(`scale:   ${line(`${name} fleet, purging`, r)}  (${fmtInt(left)} expired left)`);
+          }
+          if (left === 0) purgeSeconds = (Date.now() - purgeStart) / 1000;
+          const windowSeconds = (Date.now() - purgeStart) / 1000;
+          const deletedInWindows = before - left;
+          // The rest of the purge (when the windows ended first) finishes before the 'after' load.
+          while (left > 0) {
+            await new Promise((resolve) => setTimeout(resolve, 2000));
+            left = await access.count();
+          }
+          if (purgeSeconds === null) purgeSeconds = (Date.now() - purgeStart) / 1000;
+          const after = [];
+          for (let k = 0; k < Math.max(1, o.runs); k++) {
+            const r = await measure(s, 'fleet', 64, o.durationS);
+            after.push(r);
+            log(`scale:   ${line(`${name} fleet, after purge`, r)}`);
+          }
+          await s.stop();
+          // Windows that ran while rows were still being deleted (the last may have seen the end).
+          const purging = during.filter((r, k) => k === 0 || during[k - 1].left > 0);
+          purges.push({
+            store: name, added, expiredBefore: before, deletedInWindows, rowsPerSecond: deletedInWindows / windowSeconds, purgeSeconds, windows: during,
+            duringP99Ms: median(purging.map((r) => r.p99Ms)), worstP99Ms: Math.max(...purging.map((r) => r.p99Ms)),
+            duringRps: median(purging.map((r) => r.rps)), afterP99Ms: median(after.map((r) => r.p99Ms)), afterRps: median(after.map((r) => r.rps)),
+            after,
+          });
+        } finally {
+          await access.close();
+        }
       }
     }
 
-    const fields = ['rps', 'p50Ms', 'p99Ms', 'rssMb', 'cpuUsPerReq', 'non2xx', 'errors'];
-    const rows = cells.map((c) => ({ store: c.server === big ? 'big' : 'empty', connections: c.connections, median: medianOf(c.runs, fields), runs: c.runs }));
-    const byConn = o.connections.map((c) => {
-      const e = rows.find((r) => r.store === 'empty' && r.connections === c).median;
-      const b = rows.find((r) => r.store === 'big' && r.connections === c).median;
-      return { connections: c, empty: e, big: b, ratio: ratio(b.rps, e.rps), p99Ratio: ratio(b.p99Ms, e.p99Ms) };
-    });
-    const loadEnd = loadAverage();
+    const fields = ['rps', 'p50Ms', 'p99Ms', 'rssMb', 'anonMb', 'fileMb', 'cpuUsPerReq', 'non2xx', 'errors'];
+    const med = (runs) => Object.fromEntries(fields.map((f) => [f, f === 'rssMb' || f === 'anonMb' || f === 'fileMb' ? Math.max(...runs.map((r) => r[f])) : median(runs.map((r) => r[f]))]));
+    const rows = cells.map((c) => ({ store: c.store, rotate: c.rotate, connections: c.connections, median: med(c.runs), runs: c.runs }));
+    const comparisons = [];
+    for (const c of o.connections) {
+      for (const name of o.stores) {
+        const hot = rows.find((r) => r.store === name && r.rotate === 'hot' && r.connections === c).median;
+        const fleet = rows.find((r) => r.store === name && r.rotate === 'fleet' && r.connections === c).median;
+        comparisons.push({ store: name, connections: c, hot, fleet, ratio: ratio(fleet.rps, hot.rps), cpuDeltaUs: fleet.cpuUsPerReq - hot.cpuUsPerReq });
+      }
+    }
+    const sizes = {};
+    for (const name of o.stores) sizes[name] = await storeSize(name, meta.stores[name]);
     const results = {
-      startedAt, finishedAt: new Date().toISOString(), machine, layout, client, loadavg: { start: loadStart, end: loadEnd },
-      options: { users: o.users, tokens: o.tokens, queryTokens: o.queryTokens, runs: o.runs, durationS: o.durationS, connections: o.connections },
-      seedSeconds, fileBytes: bytes, readyMs: { empty: empty.readyMs, big: big.readyMs }, rows, byConnection: byConn,
-      ratio: median(byConn.map((b) => b.ratio)),
+      startedAt, finishedAt: new Date().toISOString(), machine, layout, client, loadavg: { start: loadStart, end: loadAverage() },
+      options: { users: o.users, tokens: o.tokens, hot: o.hot, fleet: o.fleet, stores: o.stores, purge: o.purge, runs: o.runs, durationS: o.durationS, connections: o.connections, env: o.env },
+      seedSeconds: Object.fromEntries(o.stores.map((n) => [n, meta.stores[n].seedSeconds])), storeBytes: sizes, readyMs, rows, comparisons, purges,
     };
     const md = renderMarkdown(results);
     process.stdout.write(`\n${md}`);
     if (o.write) {
-      const files = await writeResults(join(BENCH_DIR, 'results'), 'scale', results, md);
+      const written = await writeResults(join(BENCH_DIR, 'results'), 'scale', results, md);
       await replaceSection(join(BENCH_DIR, 'README.md'), 'bench:scale', md.replace(/^# .*\n/, ''));
-      log(`scale: wrote ${files.join(', ')} and bench/README.md`);
+      log(`scale: wrote ${written.join(', ')} and bench/README.md`);
     }
   } finally {
     for (const s of servers) await s.stop().catch(() => undefined);
     killAll();
-    if (o.keep) log(`scale: kept ${tmp}`);
-    else await rm(tmp, { recursive: true, force: true });
+    if (o.dir === null) {
+      const pgStore = meta?.stores?.pg;
+      if (pgStore !== undefined) {
+        const c = new pg.Client({ connectionString: o.pgUrl });
+        await c.connect().then(() => c.query(`DROP SCHEMA IF EXISTS ${pgStore.schema} CASCADE`)).finally(() => c.end()).catch(() => undefined);
+      }
+    } else log(`scale: the stores stay in ${dir} (reused by the next run with --dir ${dir})`);
+    await rm(tmp, { recursive: true, force: true });
     process.off('SIGINT', onSignal);
   }
 }
 
+const STORE_NAME = { sqlite: 'SQLite', pg: 'PostgreSQL' };
+
 function renderMarkdown(r) {
-  const lines = [`# svcapi-auth at scale: ValidateUserToken with ${fmtInt(r.options.tokens)} tokens`, ''];
-  lines.push(`Run of ${r.startedAt}: ${fmtInt(r.options.users)} users and ${fmtInt(r.options.tokens)} tokens seeded in ${fmt(r.seedSeconds)} s ` +
-    `(${fmt(r.fileBytes / 2 ** 30)} GiB SQLite file); the empty store holds one user and the ${fmtInt(r.options.queryTokens)} tokens the load rotates over. ` +
-    `${r.options.runs} run(s) of ${r.options.durationS} s per cell, medians; ValidateUserToken SOAP 1.1, keep-alive, one process.`, '');
+  const o = r.options;
+  const lines = [`# svcapi-auth at scale: ValidateUserToken with ${fmtInt(o.tokens)} tokens, hot set and fleet`, ''];
+  const sizes = o.stores.map((n) => `${STORE_NAME[n]} ${fmt(r.storeBytes[n] / 2 ** 30)} GiB, ready in ${fmt(r.readyMs[n] / 1000, 1)} s`).join('; ');
+  lines.push(`Run of ${r.startedAt}: ${fmtInt(o.users)} users and ${fmtInt(o.tokens)} tokens (${sizes}). ` +
+    `**hot**: the load rotates over ${fmtInt(o.hot)} tokens (all kept in memory after one pass); **fleet**: over ${fmtInt(o.fleet)} distinct tokens ` +
+    `(more than the memory keeps: nearly every request reads the store). ${o.runs} run(s) of ${o.durationS} s per cell in rounds, medians (peak memory: the highest); ` +
+    `ValidateUserToken SOAP 1.1, keep-alive, one process.${Object.keys(o.env).length > 0 ? ` Server environment: ${Object.entries(o.env).map(([k, v]) => `${k}=${v}`).join(' ')}.` : ''}`, '');
   lines.push(`**Machine:** ${machineLine(r.machine, r.layout, r.loadavg.start, r.loadavg.end, r.client)}.`, '');
-  lines.push('| Store | Conns | req/s | p50 ms | p99 ms | peak RSS MB | CPU µs/req | ready ms |', '|---|---:|---:|---:|---:|---:|---:|---:|');
+  lines.push('| Store | Rotation | Conns | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | RssAnon MB | RssFile MB |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of r.rows) {
     const m = row.median;
-    lines.push(`| ${row.store === 'big' ? `${fmtInt(r.options.tokens)} tokens, ${fmtInt(r.options.users)} users` : 'empty'} | ${row.connections} | ${fmtInt(m.rps)} | ${fmt(m.p50Ms)} | ${fmt(m.p99Ms)} | ` +
-      `${fmt(m.rssMb, 1)} | ${fmt(m.cpuUsPerReq, 1)} | ${fmtInt(row.store === 'big' ? r.readyMs.big : r.readyMs.empty)} |`);
+    lines.push(`| ${STORE_NAME[row.store]} | ${row.rotate} (${fmtInt(row.rotate === 'hot' ? o.hot : o.fleet)}) | ${row.connections} | ${fmtInt(m.rps)} | ${fmt(m.p50Ms)} | ${fmt(m.p99Ms)} | ` +
+      `${fmt(m.cpuUsPerReq, 1)} | ${fmt(m.rssMb, 0)} | ${fmt(m.anonMb, 0)} | ${fmt(m.fileMb, 0)} |`);
   }
-  lines.push('');
-  for (const b of r.byConnection) {
-    lines.push(`- ${b.connections} connections: req/s with ${fmtInt(r.options.tokens)} tokens = **${fmtRatio(b.ratio)}** the empty store's ` +
-      `(p99 ${fmtRatio(b.p99Ratio)}); target ≥ 0.85×: **${b.ratio !== null && b.ratio >= 0.85 ? 'met' : 'not met'}**.`);
+  lines.push('', 'RssAnon is what the process owns (heap, SQLite\'s page cache, malloc); RssFile counts pages of mapped files (binary, libraries, and the database file when SQLite maps it), which the kernel shares with its page cache and can drop: the memory target applies to RssAnon.', '');
+  for (const c of r.comparisons) {
+    const target = c.store === 'sqlite' ? TARGET.sqliteRatio : TARGET.pgRatio;
+    const met = c.ratio !== null && c.ratio >= target && (c.store !== 'sqlite' || c.fleet.p99Ms <= TARGET.sqliteP99Ms) && c.fleet.anonMb <= TARGET.anonMb;
+    lines.push(`- ${STORE_NAME[c.store]}, ${c.connections} connections: fleet = **${fmtRatio(c.ratio)}** the hot set's req/s, ` +
+      `${c.cpuDeltaUs >= 0 ? '+' : ''}${fmt(c.cpuDeltaUs, 1)} µs CPU per request, p99 ${fmt(c.fleet.p99Ms)} ms, peak RssAnon ${fmt(c.fleet.anonMb, 0)} MB; ` +
+      `target ≥ ${target}×${c.store === 'sqlite' ? `, p99 ≤ ${TARGET.sqliteP99Ms} ms` : ''}, RssAnon ≤ ${TARGET.anonMb} MB: **${met ? 'met' : 'not met'}**.`);
+  }
+  if (r.purges.length > 0) {
+    lines.push('', `Housekeeping: ${fmtInt(o.purge)} tokens expired two days ago added, then a fresh server whose housekeeping deletes them (default batches) while the fleet load runs in ${o.durationS} s windows; then the same load after the purge, same server.`, '');
+    lines.push('| Store | rows deleted during the windows | rows/s | whole purge s | req/s during | p99 during (median of windows / worst) | req/s after | p99 after | p99 ratio |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const p of r.purges) {
+      lines.push(`| ${STORE_NAME[p.store]} | ${fmtInt(p.deletedInWindows)} | ${fmtInt(p.rowsPerSecond)} | ${fmt(p.purgeSeconds, 0)} | ${fmtInt(p.duringRps)} | ` +
+        `${fmt(p.duringP99Ms)} / ${fmt(p.worstP99Ms)} | ${fmtInt(p.afterRps)} | ${fmt(p.afterP99Ms)} | ${fmtRatio(ratio(p.duringP99Ms, p.afterP99Ms))} (target ≤ ${TARGET.purgeP99Ratio}×: **${ratio(p.duringP99Ms, p.afterP99Ms) <= TARGET.purgeP99Ratio ? 'met' : 'not met'}**) |`);
+    }
   }
   lines.push('');
   return `${lines.join('\n')}\n`;

@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean };
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly sqliteMmapMiB: number };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -75,8 +75,10 @@ export interface Config {
   };
   readonly housekeeping: {
     readonly intervalMs: number;
-    /** Rows deleted per short transaction. */
+    /** Rows deleted per short transaction, at most. */
     readonly batchSize: number;
+    /** How long one batch should hold the event loop (ms): its rows are scaled to fit; 0 always deletes batchSize rows. */
+    readonly batchBudgetMs: number;
     /** Expired tokens and tickets are kept this long after expiry (for investigation), then deleted. */
     readonly tokenRetentionMs: number;
   };
@@ -378,6 +380,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const shutdownTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_TIMEOUT_MS', fromFile('shutdown.timeoutMs')), 30_000, 100, 3_600_000);
   const housekeepingIntervalMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_INTERVAL_MS', fromFile('housekeeping.intervalMs')), 300_000, 1000, 86_400_000);
   const housekeepingBatchSize = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_BATCH_SIZE', fromFile('housekeeping.batchSize')), 500, 1, 100_000);
+  // ops/housekeeping.ts: a batch's rows are scaled to hold the event loop about this long; 0 keeps batchSize rows.
+  const housekeepingBatchBudgetMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_BATCH_BUDGET_MS', fromFile('housekeeping.batchBudgetMs')), 5, 0, 10_000);
   const tokenRetentionMs = integer(pick(undefined, '', env, 'SVCAPI_TOKEN_RETENTION_MS', fromFile('housekeeping.tokenRetentionMs')), 86_400_000, 0, 400 * 86_400_000);
 
   // --- lazy migration from the legacy service (issue 7) ---
@@ -471,6 +475,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
     newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
     shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
+    // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
+    // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
+    sqliteMmapMiB: integer(pick(undefined, '', env, 'SVCAPI_SQLITE_MMAP_MIB', fromFile('performance.sqliteMmapMiB')), 2047, 0, 1_048_576),
   };
 
   // --- the compatibility profile: what the old service's clients parse ---
@@ -507,7 +514,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     management: { host: managementHost, port: managementPort },
     console: { enabled: consoleEnabled, idleTimeoutMs: consoleIdleTimeoutMs, absoluteTimeoutMs: consoleAbsoluteTimeoutMs },
     shutdown: { drainDelayMs, timeoutMs: shutdownTimeoutMs },
-    housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, tokenRetentionMs },
+    housekeeping: { intervalMs: housekeepingIntervalMs, batchSize: housekeepingBatchSize, batchBudgetMs: housekeepingBatchBudgetMs, tokenRetentionMs },
     configFile: file?.path ?? null,
     legacy: {
       url: legacyUrl,

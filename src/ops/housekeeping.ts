@@ -3,8 +3,19 @@
  * transaction, with a pause between batches so requests interleave and none waits behind a long
  * delete (SQLite writes are serialised; better-sqlite3 runs on the event loop).
  *
+ * Batches are sized by time, not only by rows (`batchBudgetMs`): what a row costs to delete
+ * depends on the table. On 10 million tokens every expired row sits on its own pages of the
+ * token table and of two of its indexes, and a batch of 500 held the event loop for tens of
+ * milliseconds; token checks of a fleet waited behind each (bench:scale, the purge of a million
+ * expired tokens: p99 ×10). So the time a batch held the event loop (the synchronous part of
+ * the call: all of a SQLite DELETE, nearly nothing of a PostgreSQL one, which runs on the
+ * server) scales the next batch to fit the budget, between 1 row and `batchSize`, and the pause
+ * after a batch is at least PAUSE_FACTOR times what it held: the purge takes at most a fifth
+ * of the event loop however slow its rows are.
+ *
  * Tasks are pluggable: tokens and tickets (tokenPurgeTask), audit events (auditPurgeTask).
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { Store } from '../store/store.js';
@@ -20,8 +31,17 @@ export interface HousekeepingOptions {
   readonly tasks: readonly HousekeepingTask[];
   readonly intervalMs: number;
   readonly batchSize: number;
-  /** Pause between two batches of one run (default 10 ms). */
+  /** Pause between two batches of one run (default 10 ms); at least PAUSE_FACTOR × the batch's time with a budget. */
   readonly pauseMs?: number;
+  /**
+   * Longest a batch should hold the event loop, in ms (housekeeping.batchBudgetMs): the next
+   * batch's row count is scaled to it, at most `batchSize`. 0 (the default here) deletes
+   * `batchSize` rows per batch whatever they cost.
+   */
+  readonly batchBudgetMs?: number;
+  /** Clock and pause, for tests (default performance.now and timers' setTimeout). */
+  readonly now?: () => number;
+  readonly sleep?: (ms: number) => Promise<void>;
   readonly logger?: Logger;
   readonly onReport?: (report: HousekeepingReport) => void;
 }
@@ -66,21 +86,38 @@ export function throttlePurgeTask(store: Pick<Store, 'purgeLoginThrottle'>, know
   };
 }
 
+/** With a batch budget, the pause after a batch is at least this many times the time it held the event loop. */
+export const PAUSE_FACTOR = 4;
+
 /** Starts the schedule: a first run right away, then one `intervalMs` after each run ends. */
 export function startHousekeeping(options: HousekeepingOptions): Housekeeping {
   const pauseMs = options.pauseMs ?? 10;
+  const budgetMs = Math.max(0, options.batchBudgetMs ?? 0);
+  const now = options.now ?? ((): number => performance.now());
+  const pause = options.sleep ?? ((ms: number): Promise<unknown> => sleep(ms));
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<readonly HousekeepingReport[]> | undefined;
 
   async function runTask(task: HousekeepingTask): Promise<HousekeepingReport> {
     let deleted = 0;
+    let limit = options.batchSize;
     try {
       for (;;) {
-        const n = await task.purgeBatch(options.batchSize);
+        const started = now();
+        const pending = task.purgeBatch(limit);
+        const heldMs = now() - started; // the synchronous part: how long this batch held the event loop
+        const n = await pending;
         deleted += n;
-        if (n < options.batchSize || stopped) break;
-        await sleep(pauseMs);
+        if (n < limit || stopped) break;
+        let wait = pauseMs;
+        if (budgetMs > 0) {
+          // Scaled to the budget, growing at most twofold per batch so one quick batch does not overshoot.
+          const fitted = heldMs > 0 ? Math.floor((limit * budgetMs) / heldMs) : options.batchSize;
+          limit = Math.max(1, Math.min(options.batchSize, limit * 2, fitted));
+          wait = Math.max(pauseMs, PAUSE_FACTOR * heldMs);
+        }
+        await pause(wait);
       }
       if (deleted > 0) options.logger?.info({ task: task.name, deleted }, 'housekeeping: purged');
       return { task: task.name, deleted, ok: true };

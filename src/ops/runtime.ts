@@ -92,6 +92,7 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
         ],
         intervalMs: config.housekeeping.intervalMs,
         batchSize: config.housekeeping.batchSize,
+        batchBudgetMs: config.housekeeping.batchBudgetMs,
         logger,
         onReport: (report) => metrics.housekeepingRun(report),
       });

@@ -16,6 +16,8 @@ export interface OpenStoreOptions {
   readonly create?: boolean;
   /** SQLite: PRAGMA quick_check before use (default true); a damaged file is DatabaseError('damaged'). */
   readonly integrityCheck?: boolean;
+  /** SQLite: bytes of the file read through a memory map (SqliteStoreOptions.mmapBytes; default 0). */
+  readonly sqliteMmapBytes?: number;
 }
 
 /** Opens the Store named by a database URL, choosing the adapter from its scheme. */
@@ -24,7 +26,10 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
   const create = options.create ?? true;
   switch (location.kind) {
     case 'sqlite':
-      return openSqliteStore({ path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true });
+      return openSqliteStore({
+        path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true,
+        ...(options.sqliteMmapBytes !== undefined && { mmapBytes: options.sqliteMmapBytes }),
+      });
     case 'postgres':
       return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create });
   }

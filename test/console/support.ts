@@ -53,7 +53,7 @@ export async function startConsoleWorld(options: { readonly newsTable?: NewsTabl
       config: {
         management: { host: '127.0.0.1', port: 0 },
         shutdown: { drainDelayMs: 0, timeoutMs: 5000 },
-        housekeeping: { intervalMs: 3_600_000, batchSize: 100, tokenRetentionMs: 0 },
+        housekeeping: { intervalMs: 3_600_000, batchSize: 100, batchBudgetMs: 0, tokenRetentionMs: 0 },
       },
       store, logger,
     });

@@ -91,6 +91,66 @@ describe('housekeeping', () => {
     for (let i = 1; i < ticksAtBatch.length; i++) expect(ticksAtBatch[i]).toBeGreaterThan(ticksAtBatch[i - 1] ?? 0);
   });
 
+  it('sizes batches by the time they hold the event loop: scaled to the budget, at most batchSize, then paused four times as long', async () => {
+    let clock = 0;
+    const limits: Record<string, number[]> = { sqlite: [], postgres: [] };
+    const pauses: number[] = [];
+    const left = { sqlite: 2000, postgres: 2000 };
+    // 100 µs per row: synchronously, as a SQLite DELETE holds the event loop; or on the server, as PostgreSQL's.
+    const task = (name: 'sqlite' | 'postgres'): HousekeepingTask => ({
+      name,
+      purgeBatch(limit) {
+        limits[name]?.push(limit);
+        const n = Math.min(limit, left[name]);
+        left[name] -= n;
+        if (name === 'sqlite') {
+          clock += n / 10;
+          return Promise.resolve(n);
+        }
+        return Promise.resolve().then(() => {
+          clock += n / 10;
+          return n;
+        });
+      },
+    });
+    const housekeeping = startHousekeeping({
+      tasks: [task('sqlite'), task('postgres')], intervalMs: 3_600_000, batchSize: 500, batchBudgetMs: 5, pauseMs: 1,
+      now: () => clock, sleep: async (ms) => { pauses.push(ms); },
+    });
+    const reports = await housekeeping.runOnce();
+    await housekeeping.stop();
+    expect(reports).toEqual([{ task: 'sqlite', deleted: 2000, ok: true }, { task: 'postgres', deleted: 2000, ok: true }]);
+    // 500 rows held it 50 ms: the next ones get 50 rows (5 ms), and a pause of 4 × 50 ms after the first.
+    expect(limits.sqlite?.slice(0, 4)).toEqual([500, 50, 50, 50]);
+    expect(pauses.slice(0, 3)).toEqual([200, 20, 20]);
+    // A delete that runs elsewhere holds nothing here: full batches.
+    expect(limits.postgres).toEqual([500, 500, 500, 500, 500]);
+  });
+
+  it('with a budget, grows batches again (at most twofold each) when rows become cheap', async () => {
+    let clock = 0;
+    const limits: number[] = [];
+    let left = 3000;
+    let perRowMs = 1;
+    const housekeeping = startHousekeeping({
+      tasks: [{
+        name: 'tokens',
+        purgeBatch(limit) {
+          limits.push(limit);
+          const n = Math.min(limit, left);
+          left -= n;
+          clock += n * perRowMs;
+          perRowMs = 0; // from now on free
+          return Promise.resolve(n);
+        },
+      }],
+      intervalMs: 3_600_000, batchSize: 400, batchBudgetMs: 100, now: () => clock, sleep: async () => undefined,
+    });
+    await housekeeping.runOnce();
+    await housekeeping.stop();
+    expect(limits.slice(0, 5)).toEqual([400, 100, 200, 400, 400]);
+  });
+
   it('reports a failing task, goes on with the others, and keeps its schedule', async () => {
     let failing = 0;
     let healthy = 0;

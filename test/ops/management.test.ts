@@ -31,7 +31,7 @@ beforeAll(async () => {
     config: {
       management: { host: '127.0.0.1', port: 0 },
       shutdown: { drainDelayMs: 0, timeoutMs: 5000 },
-      housekeeping: { intervalMs: 3_600_000, batchSize: 100, tokenRetentionMs: 0 },
+      housekeeping: { intervalMs: 3_600_000, batchSize: 100, batchBudgetMs: 0, tokenRetentionMs: 0 },
     },
     store,
   });
@@ -235,7 +235,7 @@ describe('readiness', () => {
   it('/health/ready turns 503 when shutdown begins', async () => {
     const own = await openStore('sqlite::memory:');
     const runtime = await createOpsRuntime({
-      config: { management: { host: '127.0.0.1', port: 0 }, shutdown: { drainDelayMs: 0, timeoutMs: 1000 }, housekeeping: { intervalMs: 3_600_000, batchSize: 10, tokenRetentionMs: 0 } },
+      config: { management: { host: '127.0.0.1', port: 0 }, shutdown: { drainDelayMs: 0, timeoutMs: 1000 }, housekeeping: { intervalMs: 3_600_000, batchSize: 10, batchBudgetMs: 0, tokenRetentionMs: 0 } },
       store: own,
     });
     const { managementUrl } = await runtime.start();

@@ -3,10 +3,11 @@
  * networked, multi-connection database can get wrong (concurrent migrations, races between
  * separate pools, lost connections).
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { openStore } from '../../src/store/open-store.js';
-import { openPostgresStore, FIND_TOKEN_SQL } from '../../src/store/postgres/postgres-store.js';
+import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL } from '../../src/store/postgres/postgres-store.js';
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/postgres-migrations.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import type { Store, User } from '../../src/store/store.js';
@@ -91,6 +92,41 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       });
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/Index Scan using tokens_pkey on tokens t/);
+    });
+
+    it('sends the token lookups of one turn as one statement, and a later turn\'s as another', async () => {
+      const store = await openStore(freshUrl().url);
+      const statements = vi.spyOn(pg.Pool.prototype, 'query');
+      try {
+        const alice = await addUser(store, 'alice');
+        const now = Date.now();
+        const hashes = Array.from({ length: 40 }, () => hash());
+        for (const tokenHash of hashes.slice(0, 20)) {
+          expect(await store.insertSession({ tokenHash, userId: alice.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(now), expiresAt: new Date(now + HOUR) }, { passwordHash: 'h-alice' })).toBe(true);
+        }
+        statements.mockClear();
+        const answers = await Promise.all(hashes.map((h) => store.findToken(h)));
+        expect(statements).toHaveBeenCalledTimes(1);
+        expect(answers.map((a) => a !== null)).toEqual(hashes.map((_, i) => i < 20));
+        await store.findToken(hashes[0] ?? '');
+        expect(statements).toHaveBeenCalledTimes(2);
+      } finally {
+        statements.mockRestore();
+        await store.close();
+      }
+    });
+
+    it('looks a turn\'s tokens up through the primary key index in one statement', async () => {
+      const { schema } = freshUrl();
+      await (await openStore(schemaUrl(schema))).close();
+      const plan = await withAdminClient(async (client) => {
+        await client.query(`SET search_path = "${schema}"`);
+        await client.query('SET enable_seqscan = off');
+        return (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${FIND_TOKENS_SQL}`.replace('$1', `ARRAY['${'a'.repeat(64)}', '${'b'.repeat(64)}']`))).rows;
+      });
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/(Index Scan using|Bitmap Index Scan on) tokens_pkey/);
+      expect(text).not.toMatch(/Seq Scan on tokens/);
     });
 
     it('consumes a ticket exactly once across two pools under concurrent attempts', async () => {

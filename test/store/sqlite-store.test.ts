@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -85,6 +85,91 @@ describe('SQLite adapter specifics', () => {
     db.close();
     expect(plan.some((d) => /SEARCH t USING (PRIMARY KEY|INDEX)/.test(d))).toBe(true);
     expect(plan.filter((d) => /^SCAN /.test(d))).toEqual([]);
+  });
+
+  it('looks a token up with one table in its FROM and the rest in subqueries: a join would be planned again at every token (STAT4)', () => {
+    const db = new Database(':memory:');
+    applySqliteMigrations(db);
+    const plan = db.prepare(`EXPLAIN QUERY PLAN ${FIND_TOKEN_SQL}`).all('x'.repeat(64)) as { parent: number; detail: string }[];
+    expect(db.prepare('SELECT 1 FROM pragma_compile_options WHERE compile_options = \'ENABLE_STAT4\'').get()).toBeDefined();
+    db.close();
+    // At the top level: the token's primary-key search, then only subqueries (no second table).
+    expect(plan.filter((r) => r.parent === 0).map((r) => r.detail.replace(/ \d+$/, ''))).toEqual([
+      'SEARCH t USING PRIMARY KEY (token_hash=?)',
+      ...plan.filter((r) => r.parent === 0 && /SUBQUERY/.test(r.detail)).map((r) => r.detail.replace(/ \d+$/, '')),
+    ]);
+    expect(plan.filter((r) => r.parent === 0 && /SUBQUERY/.test(r.detail))).toHaveLength(4);
+  });
+
+  it('purges without the commit fsync, and gives every later commit its fsync back (synchronous FULL), even when the purge fails', async () => {
+    const probe = new Database(':memory:');
+    const statementProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...args: unknown[]) => unknown };
+    probe.close();
+    const store = await openStore(`sqlite:${freshFile()}`);
+    const ran: string[] = [];
+    const run = statementProto.run;
+    let failNext = false;
+    statementProto.run = function (this: { source: string }, ...args: unknown[]): unknown {
+      const sql = this.source.trim().split(/\s+/).slice(0, 4).join(' ');
+      ran.push(sql);
+      if (failNext && sql.startsWith('DELETE FROM tokens')) throw new Error('disk I/O error');
+      return run.apply(this, args);
+    };
+    try {
+      expect(await store.purgeExpiredTokens(new Date(), 10)).toBe(0);
+      failNext = true;
+      await expect(store.purgeExpiredTokens(new Date(), 10)).rejects.toThrow(/disk I\/O/);
+      expect(ran).toEqual([
+        'PRAGMA synchronous = NORMAL', 'DELETE FROM tokens WHERE', 'PRAGMA synchronous = FULL',
+        'PRAGMA synchronous = NORMAL', 'DELETE FROM tokens WHERE', 'PRAGMA synchronous = FULL',
+      ]);
+    } finally {
+      statementProto.run = run;
+      await store.close();
+    }
+  });
+
+  it('finds no token whose user or application row is missing (foreign keys off), as a join would', async () => {
+    const path = freshFile();
+    const store = await openStore(`sqlite:${path}`);
+    const raw = new Database(path);
+    try {
+      raw.pragma('foreign_keys = OFF');
+      const insert = raw.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, issued_at, expires_at, last_used_at)
+        VALUES (?, 'session', ?, ?, 0, 9999999999999, 0)`);
+      const user = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+      if (!user.ok) throw new Error('setup');
+      insert.run('a'.repeat(64), user.user.userId, 2);
+      insert.run('b'.repeat(64), 424242, 2);
+      insert.run('c'.repeat(64), user.user.userId, 77);
+      expect(await store.findToken('a'.repeat(64))).toMatchObject({ userId: user.user.userId, userEnabled: true, appEnabled: true, granted: true });
+      expect(await store.findToken('b'.repeat(64))).toBeNull();
+      expect(await store.findToken('c'.repeat(64))).toBeNull();
+    } finally {
+      raw.close();
+      await store.close();
+    }
+  });
+
+  it.skipIf(!existsSync('/proc/self/maps'))('maps the file when asked (serve: performance.sqliteMmapMiB), and not by default', async () => {
+    const path = freshFile();
+    const mapsFile = (): boolean => readFileSync('/proc/self/maps', 'utf8').split('\n').some((l) => l.endsWith(` ${path}`));
+    await openSqliteStore({ path }).close(); // the last connection's close checkpoints: pages are read from the file, not the WAL
+    const plain = openSqliteStore({ path });
+    try {
+      expect(await plain.findToken('a'.repeat(64))).toBeNull();
+      expect(mapsFile()).toBe(false);
+      const mapped = openSqliteStore({ path, mmapBytes: 64 * 1024 * 1024 });
+      try {
+        expect(await mapped.findToken('a'.repeat(64))).toBeNull();
+        expect(mapsFile()).toBe(true);
+      } finally {
+        await mapped.close();
+      }
+      expect(mapsFile()).toBe(false); // unmapped with its connection
+    } finally {
+      await plain.close();
+    }
   });
 
   it('consumes a ticket once across two connections to the same file', async () => {

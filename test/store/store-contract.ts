@@ -398,6 +398,22 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.revisions()).toEqual(await store.revisions()); // reading moves nothing
       });
 
+      it('answers many lookups asked at once, each with its own row (PostgreSQL sends a turn\'s lookups as one statement)', async () => {
+        const alice = await addUser('alice');
+        const bob = await addUser('bob');
+        const known: string[] = [];
+        for (let i = 0; i < 300; i++) known.push(await addSession(i % 2 === 0 ? alice : bob, 2, { expiresAt: at(HOUR + i) }));
+        const unknown = Array.from({ length: 40 }, () => newHash());
+        const asked = [...known, ...unknown, ...known.slice(0, 20)]; // more than one batch, repeats, misses
+        const answers = await Promise.all(asked.map((hash) => store.findToken(hash)));
+        asked.forEach((hash, i) => {
+          const answer = answers[i];
+          if (unknown.includes(hash)) expect(answer).toBeNull();
+          else expect(answer).toMatchObject({ tokenHash: hash, expiresAt: at(HOUR + known.indexOf(hash)), userId: known.indexOf(hash) % 2 === 0 ? alice.userId : bob.userId });
+        });
+        expect(answers[0]).toEqual(await store.findToken(known[0] ?? ''));
+      });
+
       it('deletes tokens that expired before a given time', async () => {
         const alice = await addUser('alice');
         const old = await addSession(alice, 2, { expiresAt: at(HOUR) });

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type {
   ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
-  PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, User, UserCredentials,
+  PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
 import type { AdminAccountCredentials } from '../store.js';
 import type { AuditQuery, NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
@@ -88,6 +88,10 @@ function toAdminCredentials(r: Row): AdminAccountCredentials {
 }
 
 export const FIND_TOKEN_SQL = `${TOKEN_SELECT} WHERE t.token_hash = $1`;
+/** The lookups of one event-loop turn as one statement (findToken): the same select, one index probe per token. */
+export const FIND_TOKENS_SQL = `${TOKEN_SELECT} WHERE t.token_hash = ANY($1::text[])`;
+/** Tokens per batched lookup at most: one statement's array stays small, and a bigger turn sends several. */
+const TOKEN_BATCH_MAX = 256;
 
 /**
  * The conditions under which a token may be created, read with row locks: the user row FOR NO
@@ -267,6 +271,52 @@ function createPostgresStore(pool: pg.Pool): Store {
     } catch (error) {
       if (!isConnectionLoss(error) || closed) throw error;
       return (await pool.query<unknown[]>(config)).rows;
+    }
+  }
+
+  /**
+   * findToken: the lookups asked during one turn of the event loop (the token checks whose
+   * requests arrived together and missed token validation's memory, access-cache.ts) go to the
+   * server as one statement, `token_hash = ANY($1)`, instead of one round trip each through the
+   * pool. With a million distinct tokens checked in turn (bench:scale's fleet) nearly every check
+   * misses; one statement per turn costs the server and this process one parse, one
+   * Bind/Execute and one pooled connection for all of them. Each lookup still starts after its
+   * request arrived (the flush is a microtask of the turn that asked), and all rows of a batch
+   * come from one snapshot. A token asked twice in a batch is looked up once.
+   */
+  type Waiter = { resolve(record: TokenRecord | null): void; reject(error: unknown): void };
+  let pendingTokens: Map<string, Waiter[]> | null = null;
+  function findTokenBatched(tokenHash: string): Promise<TokenRecord | null> {
+    checkOpen();
+    return new Promise((resolve, reject) => {
+      if (pendingTokens === null) {
+        pendingTokens = new Map();
+        queueMicrotask(flushTokenLookups);
+      }
+      const waiting = pendingTokens.get(tokenHash);
+      if (waiting === undefined) pendingTokens.set(tokenHash, [{ resolve, reject }]);
+      else waiting.push({ resolve, reject });
+    });
+  }
+  function flushTokenLookups(): void {
+    const batch = pendingTokens;
+    pendingTokens = null;
+    if (batch === null) return;
+    const hashes = [...batch.keys()];
+    for (let from = 0; from < hashes.length; from += TOKEN_BATCH_MAX) {
+      const slice = hashes.slice(from, from + TOKEN_BATCH_MAX);
+      const read = slice.length === 1 ? readArrays('find_token', FIND_TOKEN_SQL, slice) : readArrays('find_tokens', FIND_TOKENS_SQL, [slice]);
+      read.then((rows) => {
+        const found = new Map<string, unknown[]>();
+        for (const row of rows) found.set(String(row[0]), row);
+        for (const hash of slice) {
+          const row = found.get(hash);
+          const record = row === undefined ? null : toToken(row);
+          for (const w of batch.get(hash) ?? []) w.resolve(record);
+        }
+      }, (error: unknown) => {
+        for (const hash of slice) for (const w of batch.get(hash) ?? []) w.reject(error);
+      });
     }
   }
 
@@ -597,8 +647,7 @@ function createPostgresStore(pool: pg.Pool): Store {
       return insertToken(token, 'ticket', null);
     },
     async findToken(tokenHash) {
-      const row = (await readArrays('find_token', FIND_TOKEN_SQL, [tokenHash]))[0];
-      return row === undefined ? null : toToken(row);
+      return findTokenBatched(tokenHash);
     },
     async touchToken(tokenHash, now) {
       await q('touch_token', `UPDATE tokens SET last_used_at = GREATEST(last_used_at, $2) WHERE token_hash = $1 AND kind = 'session'`, [tokenHash, now]);

@@ -16,7 +16,7 @@ import {
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
-import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 
@@ -35,6 +35,11 @@ export interface SqliteStoreOptions {
   readonly create?: boolean;
   /** Run PRAGMA quick_check before anything else (default true); a damaged file is refused. */
   readonly integrityCheck?: boolean;
+  /**
+   * How much of the file is read through a memory map (PRAGMA mmap_size; default 0, none). SQLite
+   * caps it at its build's SQLITE_MAX_MMAP_SIZE (2 GiB for better-sqlite3).
+   */
+  readonly mmapBytes?: number;
 }
 
 
@@ -99,8 +104,28 @@ const TOKEN_PRECONDITIONS = `
   AND EXISTS (SELECT 1 FROM applications a WHERE a.app_id = @appId AND a.enabled = 1)
   AND EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = @userId AND g.app_id = @appId)`;
 
-export const FIND_TOKEN_SQL = `${TOKEN_SELECT}
-  WHERE t.token_hash = ?`;
+/**
+ * The hot lookup: TOKEN_SELECT's columns in its order (row-mapping.ts), but the user, the
+ * application and the grant read by correlated subqueries of a single-table SELECT instead of
+ * joins. This SQLite is built with SQLITE_ENABLE_STAT4, under which a join whose WHERE compares
+ * a parameter to an indexed column is planned again at every new value bound (the value could
+ * change the best join order): every token not kept in memory cost a full re-parse and re-plan,
+ * 14 µs of CPU per joined table (findToken 30 -> 8 µs user CPU per lookup on 10M tokens,
+ * bench/README.md). A single-table lookup by its unique key is planned once.
+ *
+ * A token whose user or application row is missing (possible only with foreign keys off) reads
+ * NULL there and is no token at all, as the inner joins made it (findToken).
+ */
+export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+    t.last_used_at, t.used_at, t.revoked_at,
+    (SELECT u.enabled FROM users u WHERE u.user_id = t.user_id) AS user_enabled,
+    (SELECT a.enabled FROM applications a WHERE a.app_id = t.app_id) AS app_enabled,
+    (SELECT a.idle_timeout_seconds FROM applications a WHERE a.app_id = t.app_id) AS idle_timeout_seconds,
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+  FROM tokens t WHERE t.token_hash = ?`;
+/** user_enabled and app_enabled in FIND_TOKEN_SQL's row: NULL when the row they come from is missing. */
+const FIND_TOKEN_USER_ENABLED = 11;
+const FIND_TOKEN_APP_ENABLED = 12;
 
 // --- audit trail (issue 6) ---
 
@@ -240,12 +265,18 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
   // A 16 MiB page cache (SQLite's default is 2 MiB), enough for the upper levels of the token,
-  // user and grant B-trees, and no memory map (SQLite's default). Both are resident memory of
-  // each process (a cache per worker): on bench:scale (10 million tokens) a 256 MiB map and a
-  // 64 MiB cache took a server from 109 to 259 MB, and bought no CPU per lookup: the big store
-  // cost 16-17 µs more per request than the empty one with or without them, as the few pages
-  // a lookup misses come from the kernel's page cache (issue 9).
-  if (!inMemory) db.pragma('cache_size = -16384');
+  // user and grant B-trees: it is anonymous memory of each process (a cache per worker).
+  // The memory map (serve: performance.sqliteMmapMiB, default 2047) reads a page the cache does
+  // not hold by a memory access instead of a pread() system call and a copy: with a million
+  // distinct tokens checked in turn over 10 million (bench:scale's fleet), every lookup misses
+  // the cache, and the map took findToken from 9 to 2.4 µs of system CPU per lookup. Mapped
+  // pages are the kernel's page cache, shared and reclaimable: they count in RssFile, not in
+  // RssAnon (a 256 MiB map had looked like +150 MB of RSS in issue 9, when RSS was read whole).
+  // The cost: an I/O error on a mapped page is a SIGBUS rather than an error code.
+  if (!inMemory) {
+    db.pragma('cache_size = -16384');
+    db.pragma(`mmap_size = ${Math.max(0, Math.trunc(options.mmapBytes ?? 0))}`);
+  }
 
   if (options.migrate ?? true) {
     applySqliteMigrations(db);
@@ -321,6 +352,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     tokensByPrefix: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g' ORDER BY t.token_hash LIMIT @limit`).raw(),
     deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
+    syncNormal: db.prepare('PRAGMA synchronous = NORMAL'),
+    syncFull: db.prepare('PRAGMA synchronous = FULL'),
     purgeExpired: db.prepare(`DELETE FROM tokens WHERE token_hash IN
       (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`),
     // Judged as evaluateToken judges a session (tokens.ts), for the active-tokens gauge.
@@ -700,7 +733,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async findToken(tokenHash) {
       const row = s.findToken.get(tokenHash) as unknown[] | undefined;
-      return row === undefined ? null : toToken(row);
+      if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
+      return toToken(row);
     },
     async touchToken(tokenHash, now) {
       s.touchToken.run({ tokenHash, now: ms(now) });
@@ -726,7 +760,15 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return s.deleteExpired.run(ms(before)).changes;
     },
     async purgeExpiredTokens(before, limit) {
-      return s.purgeExpired.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
+      // Committed without the fsync of synchronous = FULL: a purge lost to a power cut only
+      // leaves rows the next run deletes, and the sync held the event loop ~3 ms per batch on
+      // 10M tokens (bench/README.md). The next FULL commit (a token) syncs these frames too.
+      s.syncNormal.run();
+      try {
+        return s.purgeExpired.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
+      } finally {
+        s.syncFull.run();
+      }
     },
     async countActiveTokens(now) {
       return Number((s.countActive.get({ now: ms(now) }) as Row).n);
