@@ -22,7 +22,13 @@
  *   dead tokens are not kept, so guessing tokens cannot fill the memory and always costs a read;
  * - applications (a handful of rows).
  * Both are bounded: tokens are forgotten in the order they were kept, applications least
- * recently used first. Tokens are keyed by their SHA-256 (what the store keeps), never by the
+ * recently used first. And a token is kept only at its second miss among roughly the last
+ * `maxTokens` misses (a doorkeeper: bits set by its hash, cleared every `maxTokens` tokens):
+ * a fleet whose devices each check their own token every few minutes has a working set far
+ * larger than the memory, so every check misses anyway, and keeping each token read cost an
+ * entry, an eviction and old-generation garbage for nothing (bench:scale fleet: ~90 MB of the
+ * process's own memory and about as much CPU as the lookup itself). Tokens checked again soon
+ * are kept from their second check on, as before. Tokens are keyed by their SHA-256 (what the store keeps), never by the
  * token itself.
  */
 import type { Application, Store, TokenRecord } from '../store/store.js';
@@ -47,6 +53,36 @@ export interface AccessCacheOptions {
   readonly now?: () => number;
 }
 
+/**
+ * Tokens seen lately, approximately: two bits per token in a bit set of 16 bits per token the
+ * memory keeps (false positives ~1.4%, which only keep a token one check early), all cleared once
+ * `capacity` tokens were recorded. `seen` answers whether the token was recorded since and
+ * records it. Token keys are SHA-256 hex: their own digits are the bit positions.
+ */
+function doorkeeper(capacity: number): { seen(key: string): boolean } {
+  const size = 2 ** Math.max(10, Math.ceil(Math.log2(capacity * 16)));
+  const bits = new Uint32Array(size / 32);
+  const mask = size - 1;
+  let recorded = 0;
+  return {
+    seen(key) {
+      const a = (Number.parseInt(key.slice(0, 8), 16) >>> 0) & mask;
+      const b = (Number.parseInt(key.slice(8, 16), 16) >>> 0) & mask;
+      const hasA = (bits[a >>> 5] ?? 0) & (1 << (a & 31));
+      const hasB = (bits[b >>> 5] ?? 0) & (1 << (b & 31));
+      if (hasA !== 0 && hasB !== 0) return true;
+      if (recorded >= capacity) {
+        bits.fill(0);
+        recorded = 0;
+      }
+      bits[a >>> 5] = (bits[a >>> 5] ?? 0) | (1 << (a & 31));
+      bits[b >>> 5] = (bits[b >>> 5] ?? 0) | (1 << (b & 31));
+      recorded += 1;
+      return false;
+    },
+  };
+}
+
 interface Kept<T> {
   readonly revision: number;
   readonly value: T;
@@ -67,6 +103,7 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
   // Read on every request, written on a miss: forgotten in the order they were kept (recent-map.ts).
   const tokens = recentMap<Kept<TokenRecord>>(maxTokens, { byUse: false });
   const applications = recentMap<Kept<Application>>(Math.max(1, Math.trunc(options.maxApplications ?? 1000)));
+  const recentTokens = doorkeeper(maxTokens);
   const readingTokens = new Map<string, Kept<Promise<TokenRecord | null>>>();
   const readingApplications = new Map<string, Kept<Promise<Application | null>>>();
 
@@ -77,14 +114,16 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
    * or they would not be the same revision.
    */
   function through<T>(memory: RecentMap<Kept<T>>, reading: Map<string, Kept<Promise<T | null>>>, key: string, read: () => Promise<T | null>,
-    keep: (value: T) => boolean, usable: (value: T) => boolean): Promise<T | null> {
+    keep: (value: T) => boolean, usable: (value: T) => boolean, admit: (key: string) => boolean): Promise<T | null> {
     return revisions.current().then(({ access }) => {
       const kept = memory.get(key);
       if (kept !== undefined && kept.revision === access && usable(kept.value)) return kept.value;
       const pending = reading.get(key);
       if (pending !== undefined && pending.revision === access) return pending.value;
+      // Kept before (now stale or expired): worth keeping again; otherwise the doorkeeper decides.
+      const admitted = kept !== undefined || admit(key);
       const value = read().then((fresh) => {
-        if (fresh !== null && keep(fresh)) memory.set(key, { revision: access, value: fresh });
+        if (fresh !== null && admitted && keep(fresh)) memory.set(key, { revision: access, value: fresh });
         else memory.delete(key);
         return fresh;
       }).finally(() => {
@@ -96,7 +135,7 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
   }
 
   return {
-    findToken: (tokenHash) => through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired),
-    getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true, () => true),
+    findToken: (tokenHash) => through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired, recentTokens.seen),
+    getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true, () => true, () => true),
   };
 }

@@ -12,6 +12,25 @@ export interface RecentMap<V> {
 
 export function recentMap<V>(max: number, { byUse = true }: { readonly byUse?: boolean } = {}): RecentMap<V> {
   const map = new Map<string, V>();
+  // The oldest entry is found by one iterator kept across evictions, not by a new map.keys()
+  // each time: a Map keeps deleted entries as holes until it rehashes, and a new iterator walks
+  // every hole at the front again. With 50,000 tokens replaced in turn (a fleet, every check a
+  // miss) that walk was as dear as the store lookup itself (bench/README.md). A live iterator
+  // still yields the entries in insertion order, sees the ones added after it was made, and
+  // skips deleted ones: its next entry is always the oldest.
+  let oldest: Iterator<string> | null = null;
+  const evictOldest = (): void => {
+    while (map.size > 0) {
+      oldest ??= map.keys();
+      const next = oldest.next();
+      if (next.done === true) {
+        oldest = null; // ran out while entries were deleted behind it: start again from the front
+        continue;
+      }
+      map.delete(next.value);
+      return;
+    }
+  };
   return {
     get(key) {
       const value = map.get(key);
@@ -25,10 +44,7 @@ export function recentMap<V>(max: number, { byUse = true }: { readonly byUse?: b
     set(key, value) {
       map.delete(key);
       map.set(key, value);
-      if (map.size > max) {
-        const oldest = map.keys().next();
-        if (oldest.done !== true) map.delete(oldest.value);
-      }
+      if (map.size > max) evictOldest();
     },
     delete(key) {
       map.delete(key);

@@ -18,6 +18,7 @@ import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, TOKEN_SELE
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
+import { lookupPerTurn } from '../lookup-batch.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -275,50 +276,16 @@ function createPostgresStore(pool: pg.Pool): Store {
   }
 
   /**
-   * findToken: the lookups asked during one turn of the event loop (the token checks whose
-   * requests arrived together and missed token validation's memory, access-cache.ts) go to the
-   * server as one statement, `token_hash = ANY($1)`, instead of one round trip each through the
-   * pool. With a million distinct tokens checked in turn (bench:scale's fleet) nearly every check
-   * misses; one statement per turn costs the server and this process one parse, one
-   * Bind/Execute and one pooled connection for all of them. Each lookup still starts after its
-   * request arrived (the flush is a microtask of the turn that asked), and all rows of a batch
-   * come from one snapshot. A token asked twice in a batch is looked up once.
+   * findToken: a turn's lookups as one statement, `token_hash = ANY($1)` (lookup-batch.ts): one
+   * parse, one Bind/Execute and one pooled connection for all the checks that missed memory.
    */
-  type Waiter = { resolve(record: TokenRecord | null): void; reject(error: unknown): void };
-  let pendingTokens: Map<string, Waiter[]> | null = null;
-  function findTokenBatched(tokenHash: string): Promise<TokenRecord | null> {
+  const findTokenBatched = lookupPerTurn<TokenRecord>(async (hashes) => {
     checkOpen();
-    return new Promise((resolve, reject) => {
-      if (pendingTokens === null) {
-        pendingTokens = new Map();
-        queueMicrotask(flushTokenLookups);
-      }
-      const waiting = pendingTokens.get(tokenHash);
-      if (waiting === undefined) pendingTokens.set(tokenHash, [{ resolve, reject }]);
-      else waiting.push({ resolve, reject });
-    });
-  }
-  function flushTokenLookups(): void {
-    const batch = pendingTokens;
-    pendingTokens = null;
-    if (batch === null) return;
-    const hashes = [...batch.keys()];
-    for (let from = 0; from < hashes.length; from += TOKEN_BATCH_MAX) {
-      const slice = hashes.slice(from, from + TOKEN_BATCH_MAX);
-      const read = slice.length === 1 ? readArrays('find_token', FIND_TOKEN_SQL, slice) : readArrays('find_tokens', FIND_TOKENS_SQL, [slice]);
-      read.then((rows) => {
-        const found = new Map<string, unknown[]>();
-        for (const row of rows) found.set(String(row[0]), row);
-        for (const hash of slice) {
-          const row = found.get(hash);
-          const record = row === undefined ? null : toToken(row);
-          for (const w of batch.get(hash) ?? []) w.resolve(record);
-        }
-      }, (error: unknown) => {
-        for (const hash of slice) for (const w of batch.get(hash) ?? []) w.reject(error);
-      });
-    }
-  }
+    const rows = hashes.length === 1 ? await readArrays('find_token', FIND_TOKEN_SQL, hashes) : await readArrays('find_tokens', FIND_TOKENS_SQL, [hashes]);
+    const found = new Map<string, TokenRecord>();
+    for (const row of rows) found.set(String(row[0]), toToken(row));
+    return found;
+  }, TOKEN_BATCH_MAX);
 
   /** `fn` inside BEGIN ... COMMIT on one connection (transaction.ts). */
   async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {

@@ -5,7 +5,7 @@ import { classifyDatabaseError, DatabaseError, firstLine } from '../database-err
 import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
 import type {
   Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser,
-  PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, User, UserCredentials,
+  PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
 import type { AdminAccountCredentials, NewAdminSession } from '../store.js';
@@ -19,6 +19,7 @@ import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqlite
 import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
+import { lookupPerTurn } from '../lookup-batch.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -425,6 +426,28 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       (SELECT id FROM audit_events WHERE at < @before ORDER BY at LIMIT @limit)`),
     queries: new Map<string, Database.Statement>(),
   };
+  const findTokenRow = (tokenHash: string): TokenRecord | null => {
+    const row = s.findToken.get(tokenHash) as unknown[] | undefined;
+    if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
+    return toToken(row);
+  };
+  // A turn's lookups in one read transaction (lookup-batch.ts): in the server each statement
+  // outside a transaction takes and drops the WAL read lock (fcntl calls, a look at the WAL);
+  // inside one, once for all (with 32 lookups: 2.5 -> 0.5 µs system CPU per lookup in a loop).
+  const findTokensTx = db.transaction((hashes: readonly string[]): Map<string, TokenRecord> => {
+    const found = new Map<string, TokenRecord>();
+    for (const hash of hashes) {
+      const record = findTokenRow(hash);
+      if (record !== null) found.set(hash, record);
+    }
+    return found;
+  });
+  const findTokenPerTurn = lookupPerTurn<TokenRecord>((hashes) => {
+    if (hashes.length > 1) return findTokensTx.deferred(hashes);
+    const record = findTokenRow(hashes[0] ?? '');
+    return record === null ? new Map() : new Map([[hashes[0] ?? '', record]]);
+  }, 256);
+
   const appendAuditTx = db.transaction((events: readonly NewAuditEvent[]): void => {
     for (const e of events) {
       audit.insert.run({
@@ -732,9 +755,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1;
     },
     async findToken(tokenHash) {
-      const row = s.findToken.get(tokenHash) as unknown[] | undefined;
-      if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
-      return toToken(row);
+      return findTokenPerTurn(tokenHash);
     },
     async touchToken(tokenHash, now) {
       s.touchToken.run({ tokenHash, now: ms(now) });
