@@ -47,9 +47,15 @@ describe('recentMap', () => {
     for (let step = 0; step < 20_000; step++) {
       const key = rnd.pick(keys);
       const action = rnd.int(10);
-      if (action < 5) map.set(key, step), ref.set(key, step);
-      else if (action < 6) map.delete(key), ref.delete(key);
-      else expect(map.get(key), `step ${step}`).toBe(ref.get(key));
+      if (action < 5) {
+        map.set(key, step);
+        ref.set(key, step);
+      } else if (action < 6) {
+        map.delete(key);
+        ref.delete(key);
+      } else {
+        expect(map.get(key), `step ${step}`).toBe(ref.get(key));
+      }
     }
     for (const key of keys) expect(map.get(key), key).toBe(ref.get(key));
   });
