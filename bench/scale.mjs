@@ -381,7 +381,7 @@ async function main() {
     for (const name of o.stores) sizes[name] = await storeSize(name, meta.stores[name]);
     const results = {
       startedAt, finishedAt: new Date().toISOString(), machine, layout, client, loadavg: { start: loadStart, end: loadAverage() },
-      options: { users: o.users, tokens: o.tokens, hot: o.hot, fleet: o.fleet, stores: o.stores, purge: o.purge, runs: o.runs, durationS: o.durationS, connections: o.connections, env: o.env },
+      options: { users: o.users, tokens: o.tokens, hot: o.hot, fleet: o.fleet, stores: o.stores, purge: o.purge, purgeWindows: o.purgeWindows, runs: o.runs, durationS: o.durationS, connections: o.connections, env: o.env },
       seedSeconds: Object.fromEntries(o.stores.map((n) => [n, meta.stores[n].seedSeconds])), storeBytes: sizes, readyMs, rows, comparisons, purges,
     };
     const md = renderMarkdown(results);
