@@ -33,6 +33,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, run, sampleRss, treeCpu, treeHwmMb, waitIdle } from './lib/proc.mjs';
 import { buildRequest, newsRowsIn, send, tokenIn } from './lib/requests.mjs';
@@ -178,13 +179,15 @@ async function main() {
     log(`bench: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s; brute-force throttling: ${throttle.note}`);
 
     // --- servers ---
+    // Started as the deployment files start it (their memory settings; bench/lib/deployed.mjs).
+    const deployed = deployedNode();
     const serviceEnv = {
-      ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
+      ...process.env, ...deployed.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
       ...(throttle.file !== null && { SVCAPI_CONFIG: throttle.file }),
     };
     // What ships: the default log level (info, one access line per request). The quiet server
     // (--log-level warn) runs beside it for the headline cells, never instead of it.
-    const serve = (db, extra = []) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extra];
+    const serve = (db, extra = []) => [...deployed.nodeArgs, o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extra];
     const selected = (id) => o.only === null || o.only.includes(id);
     const all = scenarios('00000000-0000-0000-0000-000000000000');
     const wanted = new Set(['ceiling']);

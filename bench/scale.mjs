@@ -27,6 +27,7 @@ import process from 'node:process';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import Database from 'better-sqlite3';
+import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, sampleRss, treeCpu } from './lib/proc.mjs';
 import { buildRequest, send } from './lib/requests.mjs';
@@ -202,8 +203,10 @@ async function main() {
     const tokensFile = join(tmp, 'tokens.txt');
     await writeFile(tokensFile, `${texts.join('\n')}\n`);
 
-    const env = { ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0' };
-    const serve = (file) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', `sqlite:${file}`, '--log-level', 'warn'];
+    // Started as the deployment files start it (their memory settings; bench/lib/deployed.mjs).
+    const deployed = deployedNode();
+    const env = { ...process.env, ...deployed.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0' };
+    const serve = (file) => [...deployed.nodeArgs, o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', `sqlite:${file}`, '--log-level', 'warn'];
     const empty = await startServer({ name: 'svcapi-auth, empty store', args: serve(emptyFile), env, cpu: layout.server, cwd: ROOT });
     servers.push(empty);
     log(`scale: empty store ready in ${fmtInt(empty.readyMs)} ms`);
