@@ -1,7 +1,7 @@
 /**
  * Readiness reflects the ability to issue a token: a database that answers reads but refuses
  * writes makes /health/ready 503, with the reason, on SQLite (a real read-only file) and on
- * PostgreSQL (read-only transactions); the write probe runs in the background and /health/ready
+ * PostgreSQL (read-only transactions: postgres-readiness-write.test.ts); the write probe runs in the background and /health/ready
  * only reads its kept outcome.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -12,7 +12,6 @@ import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
 import { createReadiness } from '../../src/ops/readiness.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
-import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
 import { runCliCaptured } from '../support/run-cli.js';
 import { bin, root as projectRoot, run } from './support.js';
 
@@ -129,34 +128,5 @@ describe.skipIf(process.platform === 'win32')('serve on a SQLite file it cannot 
     // The operator is told, in the log (written asynchronously: wait for it).
     for (let i = 0; i < 100 && !/readiness: the database does not take writes/.test(out); i++) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(out).toMatch(/readiness: the database does not take writes/);
-  });
-});
-
-const pgAdmin = await postgresForTests();
-
-describe.skipIf(pgAdmin === null)('PostgreSQL that does not take writes', () => {
-  const schemas: string[] = [];
-  afterAll(() => dropSchemas(schemas));
-
-  it('makes readiness 503 with the reason (read-only transactions), and the probe writes when it can', async () => {
-    const schema = newSchemaName();
-    schemas.push(schema);
-    const writable = await openStore(schemaUrl(schema));
-    try {
-      await writable.probeWrite(new Date());
-    } finally {
-      await writable.close();
-    }
-    // A standby, or default_transaction_read_only: reads answer, writes do not.
-    const store = await openStore(schemaUrl(schema, { options: '-c default_transaction_read_only=on' }), { migrate: false });
-    const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion() });
-    readiness.setServing(true);
-    readiness.startWriteProbe();
-    try {
-      expect(await readiness.check()).toMatchObject({ ready: false, checks: { store: 'ok', schema: { ok: true }, write: expect.stringMatching(/read-only transaction/) } });
-    } finally {
-      await readiness.stopWriteProbe();
-      await store.close();
-    }
   });
 });

@@ -1,5 +1,6 @@
 /** The CLI in-process (`runCli`) with captured output: one helper for every CLI test. */
 import { Readable, Writable } from 'node:stream';
+import { expect } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 
 export type Stdin = NodeJS.ReadableStream & { isTTY?: boolean };
@@ -39,4 +40,12 @@ export async function runCliCaptured(args: readonly string[], options: RunOption
     stdin, stdout: options.stdout ?? out.stream, stderr: err.stream, env: options.env ?? {}, ...(options.signal && { signal: options.signal }),
   });
   return { code, out: out.text(), err: err.text() };
+}
+
+/** A refusal as the CLI must print it: this exit code, one line on stderr, no stack frame. */
+export function expectOneLine(r: RunResult, code: number, message: RegExp): void {
+  expect(r.code, r.err).toBe(code);
+  expect(r.err).toMatch(message);
+  expect(r.err.trimEnd().split('\n')).toHaveLength(1);
+  expect(r.err).not.toMatch(/\n\s+at /);
 }
