@@ -3,6 +3,7 @@
  * the same fields, byte for byte in content; buffered log destinations lose nothing at shutdown;
  * --log-file is reopened on SIGHUP (logrotate).
  */
+import { once, type EventEmitter } from 'node:events';
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -62,12 +63,15 @@ describe('the log destination', () => {
       const file = join(dir, 'logs', 'svcapi-auth.log');
       const destination = createLogDestination({ file, stdout: process.stdout, flushMs: 60_000 });
       const logger = createLogger({ level: 'info', stream: destination.stream });
-      await new Promise((resolve) => setTimeout(resolve, 50)); // sonic-boom opens the file asynchronously
+      // sonic-boom opens the file asynchronously, and says when it has ('ready').
+      const opened = (): Promise<unknown[]> => once(destination.stream as unknown as EventEmitter, 'ready');
+      await opened();
       logger.info('first');
       destination.flushSync();
       renameSync(file, `${file}.1`);
+      const reopened = opened();
       destination.reopen();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await reopened;
       logger.info('second');
       logger.info('third');
       destination.close();

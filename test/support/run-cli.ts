@@ -19,16 +19,47 @@ export interface RunOptions {
   readonly stdout?: Writable;
 }
 
-export function sink(): { stream: Writable; text: () => string } {
+export interface Sink {
+  readonly stream: Writable;
+  text(): string;
+  /**
+   * Resolves with the match once what was written matches `pattern` (at once if it already
+   * does), e.g. serve's `Service:` line; rejects after `timeoutMs`, so a hang fails the test.
+   */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpExecArray>;
+}
+
+export function sink(): Sink {
   let text = '';
+  const waiters = new Set<() => void>();
   return {
     stream: new Writable({
       write(chunk: Buffer | string, _encoding, callback) {
         text += chunk.toString();
+        for (const waiter of waiters) waiter();
         callback();
       },
     }),
     text: () => text,
+    waitFor: (pattern, timeoutMs = 20_000) => new Promise((resolve, reject) => {
+      const check = (): void => {
+        const match = pattern.exec(text);
+        if (match === null) return;
+        done();
+        resolve(match);
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`nothing matching ${String(pattern)} written within ${timeoutMs} ms:\n${text}`));
+      }, timeoutMs);
+      timer.unref();
+      const done = (): void => {
+        clearTimeout(timer);
+        waiters.delete(check);
+      };
+      waiters.add(check);
+      check();
+    }),
   };
 }
 

@@ -28,6 +28,11 @@ export interface ServerProcess {
   readonly origin: string;
   /** Everything printed so far (stdout + stderr). */
   output(): string;
+  /**
+   * Resolves with the output once it matches `pattern` (at once if it already does); rejects if
+   * the process exits first, or after `timeoutMs` (a hang made a failure, not a wait for a time).
+   */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
@@ -49,11 +54,38 @@ export function startServer(args: readonly string[], env: Record<string, string>
       resolve({ code, signal });
     });
   });
+  const waitForOutput = (pattern: RegExp, timeoutMs = 20_000): Promise<string> => new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!pattern.test(out)) return;
+      stop();
+      resolve(out);
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no output matching ${String(pattern)} within ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
+    timer.unref();
+    const stop = (): void => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+    };
+    // Listeners added after onData below, so `out` already holds the chunk when check runs.
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    void exited.then(({ code, signal }) => {
+      if (!pattern.test(out)) {
+        stop();
+        reject(new Error(`server exited (${code ?? signal}) without output matching ${String(pattern)}:\n${out}`));
+      }
+    });
+    check();
+  });
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       const m = /^Service: (http:\/\/\S+)$/m.exec(out);
-      if (m?.[1]) resolve({ child, url: m[1], origin: new URL(m[1]).origin, output: () => out, exited });
+      if (m?.[1]) resolve({ child, url: m[1], origin: new URL(m[1]).origin, output: () => out, waitForOutput, exited });
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);
