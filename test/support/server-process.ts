@@ -41,6 +41,42 @@ export function requireDist(): void {
   if (!build.ok) throw new Error(`building dist/ failed, cannot start a server:\n${build.output}`);
 }
 
+/**
+ * Resolves with `text()` once it matches `pattern`, checked as `child` writes (at once if it
+ * already does); rejects if the child exits first, or after `timeoutMs`. `text()` must be fed by
+ * 'data' listeners added before this is called, so that it holds each chunk when it is checked.
+ */
+export function waitForChildOutput(child: ChildProcess, text: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!pattern.test(text())) return;
+      stop();
+      resolve(text());
+    };
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
+      if (pattern.test(text())) return;
+      stop();
+      reject(new Error(`the process exited (${code ?? signal}) without output matching ${String(pattern)}:\n${text()}`));
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no output matching ${String(pattern)} within ${timeoutMs} ms:\n${text()}`));
+    }, timeoutMs);
+    timer.unref();
+    const stop = (): void => {
+      clearTimeout(timer);
+      child.stdout?.off('data', check);
+      child.stderr?.off('data', check);
+      child.off('exit', onExit);
+    };
+    child.stdout?.on('data', check);
+    child.stderr?.on('data', check);
+    child.once('exit', onExit);
+    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
+    check();
+  });
+}
+
 /** Starts `svcapi-auth serve --port 0 <args>` and resolves once it printed its URL. */
 export function startServer(args: readonly string[], env: Record<string, string> = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
@@ -54,33 +90,7 @@ export function startServer(args: readonly string[], env: Record<string, string>
       resolve({ code, signal });
     });
   });
-  const waitForOutput = (pattern: RegExp, timeoutMs = 20_000): Promise<string> => new Promise((resolve, reject) => {
-    const check = (): void => {
-      if (!pattern.test(out)) return;
-      stop();
-      resolve(out);
-    };
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`no output matching ${String(pattern)} within ${timeoutMs} ms:\n${out}`));
-    }, timeoutMs);
-    timer.unref();
-    const stop = (): void => {
-      clearTimeout(timer);
-      child.stdout?.off('data', check);
-      child.stderr?.off('data', check);
-    };
-    // Listeners added after onData below, so `out` already holds the chunk when check runs.
-    child.stdout?.on('data', check);
-    child.stderr?.on('data', check);
-    void exited.then(({ code, signal }) => {
-      if (!pattern.test(out)) {
-        stop();
-        reject(new Error(`server exited (${code ?? signal}) without output matching ${String(pattern)}:\n${out}`));
-      }
-    });
-    check();
-  });
+  const waitForOutput = (pattern: RegExp, timeoutMs?: number): Promise<string> => waitForChildOutput(child, () => out, pattern, timeoutMs);
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
