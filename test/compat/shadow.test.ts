@@ -186,9 +186,9 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
   it('a slow old service never delays the client; past legacy.timeoutMs the comparison is an error', async () => {
     h = await harness(standin.url, STANDIN_PROFILE, { timeoutMs: 300 });
     standin.hostility.delayMs = 5000;
-    const started = performance.now();
     for (const b of BINDINGS) expect((await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN })).status).toBe(200);
-    expect(performance.now() - started).toBeLessThan(250);
+    // Every client had its answer before any comparison ended (each waits for the timeout).
+    expect(h.counted).toEqual([]);
     await h.mirror.idle();
     expect(h.counted.map((c) => c.outcome)).toEqual(['error', 'error', 'error', 'error']);
   });
@@ -326,9 +326,8 @@ describe('front mode (the old service answers, svcapi-auth compares itself)', ()
   it('an old service that never answers: 503 after legacy.timeoutMs', async () => {
     h = await harness(standin.url, STANDIN_PROFILE, { mode: 'front', timeoutMs: 300 });
     standin.hostility.delayMs = 10_000;
-    const started = performance.now();
+    // A 503, not the old service's answer (which comes after 10 s): the timeout ended the wait.
     expect((await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN })).status).toBe(503);
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

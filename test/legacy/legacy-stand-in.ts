@@ -5,6 +5,7 @@
  * answering huge, dripping, garbage, or `true` for everything.
  */
 import { randomUUID } from 'node:crypto';
+import { EventEmitter, once } from 'node:events';
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
@@ -23,9 +24,29 @@ export interface LegacyStandIn {
   maxInFlight: number;
   /** Bytes written in 'huge' and 'drip' answers before the client hung up. */
   bytesWritten: number;
+  /** 'request' (token) once a request's body has arrived; 'hangup' when a 'huge' or 'drip' answer's client went away. */
+  readonly events: EventEmitter;
   /** A new token the old service issued. */
   issue(): string;
   close(): Promise<void>;
+}
+
+/** Resolves once `count` more requests have reached the stand-in (their bodies read). */
+export function requestsArriving(standIn: LegacyStandIn, count: number): Promise<void> {
+  return new Promise((resolve) => {
+    let seen = 0;
+    const onRequest = (): void => {
+      if (++seen < count) return;
+      standIn.events.off('request', onRequest);
+      resolve();
+    };
+    standIn.events.on('request', onRequest);
+  });
+}
+
+/** Resolves when the client of a 'huge' or 'drip' answer hangs up. */
+export async function hangup(standIn: LegacyStandIn): Promise<void> {
+  await once(standIn.events, 'hangup');
 }
 
 const envelope = (inner: string): string => '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema">'
@@ -42,6 +63,7 @@ export async function startLegacyStandIn(options: { tls?: { cert: Buffer; key: B
     inFlight: 0,
     maxInFlight: 0,
     bytesWritten: 0,
+    events: new EventEmitter(),
     issue() {
       const token = randomUUID().toUpperCase();
       standIn.tokens.add(token);
@@ -55,6 +77,7 @@ export async function startLegacyStandIn(options: { tls?: { cert: Buffer; key: B
     const token = /<token>([^<]*)<\/token>/.exec(body)?.[1] ?? '';
     const appId = /<AppID>([^<]*)<\/AppID>/.exec(body)?.[1] ?? '';
     standIn.asked.push(token);
+    standIn.events.emit('request', token);
     const done = (): void => {
       standIn.inFlight -= 1;
     };
@@ -77,6 +100,7 @@ export async function startLegacyStandIn(options: { tls?: { cert: Buffer; key: B
       res.on('close', () => {
         clearInterval(timer);
         done();
+        standIn.events.emit('hangup');
       });
       return;
     }
