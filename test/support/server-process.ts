@@ -46,34 +46,50 @@ export function requireDist(): void {
  * already does); rejects if the child exits first, or after `timeoutMs`. `text()` must be fed by
  * 'data' listeners added before this is called, so that it holds each chunk when it is checked.
  */
-export function waitForChildOutput(child: ChildProcess, text: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+export async function waitForChildOutput(child: ChildProcess, text: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  await waitForChildren([child], () => pattern.test(text()), `output matching ${String(pattern)}`, timeoutMs).catch((error: Error) => {
+    throw new Error(`${error.message}:\n${text()}`);
+  });
+  return text();
+}
+
+/**
+ * Resolves once `condition()` holds, checked whenever one of `children` writes (and at once);
+ * rejects if one of them exits first, or after `timeoutMs`, naming `what` was awaited. The
+ * condition reads what the children wrote through 'data' listeners added before this call.
+ */
+export function waitForChildren(children: readonly ChildProcess[], condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
-      if (!pattern.test(text())) return;
+      if (!condition()) return;
       stop();
-      resolve(text());
+      resolve();
     };
-    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
-      if (pattern.test(text())) return;
+    const onExit = (): void => {
+      if (condition()) return check();
       stop();
-      reject(new Error(`the process exited (${code ?? signal}) without output matching ${String(pattern)}:\n${text()}`));
+      reject(new Error(`a process exited before ${what}`));
     };
     const timer = setTimeout(() => {
       stop();
-      reject(new Error(`no output matching ${String(pattern)} within ${timeoutMs} ms:\n${text()}`));
+      reject(new Error(`no ${what} within ${timeoutMs} ms`));
     }, timeoutMs);
     timer.unref();
     const stop = (): void => {
       clearTimeout(timer);
-      child.stdout?.off('data', check);
-      child.stderr?.off('data', check);
-      child.off('exit', onExit);
+      for (const child of children) {
+        child.stdout?.off('data', check);
+        child.stderr?.off('data', check);
+        child.off('exit', onExit);
+      }
     };
-    child.stdout?.on('data', check);
-    child.stderr?.on('data', check);
-    child.once('exit', onExit);
-    if (child.exitCode !== null || child.signalCode !== null) onExit(child.exitCode, child.signalCode);
-    check();
+    for (const child of children) {
+      child.stdout?.on('data', check);
+      child.stderr?.on('data', check);
+      child.once('exit', onExit);
+    }
+    if (children.some((child) => child.exitCode !== null || child.signalCode !== null)) onExit();
+    else check();
   });
 }
 
