@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 /**
@@ -23,8 +24,11 @@ export default defineConfig({
     hookTimeout: 60_000,
     pool: 'forks',
     projects: [
-      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: SYSTEM, env: { SVCAPI_TEST_SUITE: 'fast' } } },
-      { extends: true, test: { name: 'system', include: SYSTEM, env: { SVCAPI_TEST_SUITE: 'system' } } },
+      // At least two files at once: most of their time is spent waiting on child processes and
+      // sockets (vitest's default, one less than the cores, is one file at a time on 2 cores).
+      { extends: true, test: { name: 'fast', include: ['test/**/*.test.ts'], exclude: SYSTEM, env: { SVCAPI_TEST_SUITE: 'fast' }, maxWorkers: Math.max(2, availableParallelism() - 1) } },
+      // One file at a time: floods, outages and several serving processes each load the machine.
+      { extends: true, test: { name: 'system', include: SYSTEM, env: { SVCAPI_TEST_SUITE: 'system' }, maxWorkers: 1 } },
     ],
   },
 });
