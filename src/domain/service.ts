@@ -161,7 +161,13 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         if (reservation?.granted === true) await throttle?.released(login, attemptFrom).catch(() => undefined);
         throw error;
       });
-      const hashToCheck = user?.passwordHash ?? await dummyHash;
+      // An empty or missing password is never a password, whatever the stored format: ASP.NET
+      // Membership's ValidateUser refuses it before looking at the hash (SecUtility.ValidateParameter
+      // with checkIfEmpty), so no legacy user ever logged in with one, and the import sends a Clear
+      // row with an empty password to "needs reset" by the same rule. The dummy hash is verified
+      // instead (it never matches), so the refusal costs what any other failure costs.
+      const noPassword = input.password === null || input.password === '';
+      const hashToCheck = (noPassword ? null : user?.passwordHash) ?? await dummyHash;
       const tooLong = input.password !== null && passwordTooLong(input.password);
       // PRECIS OpaqueString (RFC 8265): passwords are hashed in their prepared form (NFC, non-ASCII
       // spaces as U+0020). A hash made before that was of the text as sent, so when the prepared
@@ -180,7 +186,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
           }
         }
       }
-      if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && login !== '') {
+      if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && !noPassword && login !== '') {
         // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
         const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
         // What asking the old service costs becomes what every failure costs (failure-padding.ts).
