@@ -100,6 +100,11 @@ export interface Config {
     readonly tokenPassthroughUntil: string | null;
     readonly passthroughCacheSeconds: number;
     readonly passthroughNegativeCacheSeconds: number;
+    /**
+     * Token adoption (docs/cutover.md#adoption): a token passthrough vouched for is stored here
+     * when the old service's ValidateUserTokenJSON names its owner and expiry; false: never.
+     */
+    readonly adoptTokens: boolean;
     /** Calls to the old service's token operations in flight at most. */
     readonly maxConcurrent: number;
     /** Whole ValidateUserToken / GetUserLoginURL call to the old service. */
@@ -409,6 +414,11 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     integer(pick(undefined, '', env, variable, fromFile(`legacy.${key}`)), fallback, min, max);
   const passthroughCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_CACHE_SECONDS', 'passthroughCacheSeconds', 60, 0, 3600);
   const passthroughNegativeCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_NEGATIVE_CACHE_SECONDS', 'passthroughNegativeCacheSeconds', 10, 0, 3600);
+  const adoptSource = pick(undefined, '', env, 'SVCAPI_LEGACY_ADOPT_TOKENS', fromFile('legacy.adoptTokens'));
+  const adoptTokens = boolean(adoptSource, false);
+  if (adoptTokens && tokenPassthroughUntil === null) {
+    throw new ConfigError(adoptSource?.key ?? 'legacy.adoptTokens', 'adoption stores tokens token passthrough vouched for: set SVCAPI_LEGACY_TOKEN_PASSTHROUGH (legacy.tokenPassthrough) to its end date too');
+  }
   const legacyMaxConcurrent = legacySetting('SVCAPI_LEGACY_MAX_CONCURRENT', 'maxConcurrent', 16, 1, 1024);
   const legacyTokenTimeoutMs = legacySetting('SVCAPI_LEGACY_TOKEN_TIMEOUT_MS', 'tokenTimeoutMs', 1000, 100, 60_000);
   const circuitFailures = legacySetting('SVCAPI_LEGACY_CIRCUIT_FAILURES', 'circuitFailures', 5, 1, 1000);
@@ -486,6 +496,16 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     }
   }
 
+  // Adoption reads the old ValidateUserTokenJSON's owner and expiry through the profile's token
+  // layout: without a member for each, there is nothing honest to store.
+  if (adoptTokens) {
+    const fields = new Set(compatProfile.json.validateUserToken.success.flatMap((m) => ('field' in m.value ? [m.value.field] : [])));
+    const missing = (['login', 'expiresAt'] as const).filter((f) => !fields.has(f));
+    if (missing.length > 0) {
+      throw new ConfigError(adoptSource?.key ?? 'legacy.adoptTokens', `adoption needs the old service's ValidateUserTokenJSON to tell the token's owner and expiry, but the compatibility profile's json.validateUserToken.success has no member with ${missing.map((f) => `{"field": "${f}"}`).join(' and none with ')}${compatFile === null ? ' (no profile is given: set compat.profile, SVCAPI_COMPAT, to the old service\'s; docs/compat-profile.md)' : ''}`);
+    }
+  }
+
   // Last, once every setting above has taken its key: whatever is left in the file is unknown.
   const unknown = file?.unknownKeys()[0];
   if (unknown !== undefined) throw new ConfigError(unknown.label, unknown.reason);
@@ -517,6 +537,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
       tokenPassthroughUntil,
       passthroughCacheSeconds,
       passthroughNegativeCacheSeconds,
+      adoptTokens,
       maxConcurrent: legacyMaxConcurrent,
       tokenTimeoutMs: legacyTokenTimeoutMs,
       circuitFailures,

@@ -338,5 +338,6 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
         io.stdout.write(`${cells.map((c, i) => (i === 1 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()}\n`);
       }
       io.stdout.write(`Total: ${report.users} user(s); ${report.migratedByLegacyService} migrated through the legacy service at their first login\n`);
+      io.stdout.write(`Live sessions issued by the legacy service (import tokens, token adoption): ${report.legacyTokensLive}\n`);
     });
 }

@@ -28,6 +28,7 @@ import type { Application, Store } from '../store/store.js';
 import { quoteUntrusted, type DataTableColumnInfo } from '../wire/datatable-reader.js';
 import { compileNewsRowReader } from '../wire/news-row-reader.js';
 import { recordCliAudit } from './audit-command.js';
+import { readLegacyCa } from './legacy-passthrough.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { parseDuration } from './durations.js';
 
@@ -157,10 +158,12 @@ async function runImport(io: CliIo, options: NewsImportOptions): Promise<void> {
     });
 
     if (options.fromLegacy !== undefined) {
+      // The CA serve trusts for the old service (legacy.caFile), for an https --from-legacy too.
+      const ca = await readLegacyCa(config);
       const qty = options.qty ?? profile.maxRows ?? 100;
       for (const language of languages.length === 0 ? [''] : languages) {
         const answer = await fetchLegacyWhatsNew(
-          { url: options.fromLegacy, ...(options.timeout !== undefined && { timeoutMs: options.timeout }) },
+          { url: options.fromLegacy, ...(options.timeout !== undefined && { timeoutMs: options.timeout }), ...(ca !== undefined && { ca }) },
           { appId: app.appId, language, appVersion: options.appVersion ?? '', qtyNews: qty },
         );
         if (!answer.ok) {

@@ -435,7 +435,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   // token
   const token = program.command('token').description('manage issued tokens');
   token.command('list')
-    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token; ORIGIN: ours, or legacy if `import tokens` brought it)')
+    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token; ORIGIN: ours, or legacy if `import tokens` brought it or token adoption stored it)')
     .requiredOption('--user <login>', 'the user')
     .option('--json', 'one JSON object per line')
     .addOption(dbOption())

@@ -1,4 +1,4 @@
-import type { AuthService, CallerContext, NewsItem, TokenCheck, ValidateUserInput, ValidateUserOutcome, WhatsNewInput } from './auth-service.js';
+import type { AuthService, CallerContext, NewsItem, TokenCheck, TokenCheckOptions, ValidateUserInput, ValidateUserOutcome, WhatsNewInput } from './auth-service.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
@@ -139,6 +139,14 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     return { valid: true, record, expiresAt: verdict.expiresAt };
   }
 
+  /** A valid check with the token's owner, for a JSON layout that shows it. */
+  async function withOwner(verdict: TokenCheck & { valid: true }, record: TokenRecord): Promise<TokenCheck> {
+    // The record was just judged valid, so its user exists and is enabled; a user removed in
+    // between leaves the answer without an owner rather than failing it.
+    const user = await store.getUser(record.userId);
+    return user === null ? verdict : { ...verdict, owner: { login: user.login, appId: record.appId } };
+  }
+
   return {
     async validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome> {
       // Every path below does the same work (two lookups, one hash verification) and every
@@ -236,7 +244,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       return { ok: true, token, expiresAt: expiry.effective, login: user.login };
     },
 
-    async validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck> {
+    async validateUserToken(token: string | null, ctx: CallerContext, options?: TokenCheckOptions): Promise<TokenCheck> {
       const canonical = canonicalToken(token);
       const invalid = (kind: 'session' | 'ticket' | 'unknown'): TokenCheck => {
         events.tokenValidated({ valid: false, kind, ctx });
@@ -260,11 +268,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
         events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, tokenFp: tokenFingerprint(tokenHash) });
         events.tokenValidated({ valid: true, kind: 'ticket', ctx });
-        return verdict;
+        return options?.owner === true ? withOwner(verdict, record) : verdict;
       }
       if (record.idleTimeoutSeconds !== null) await store.touchToken(tokenHash, now);
       events.tokenValidated({ valid: true, kind: 'session', ctx });
-      return verdict;
+      return options?.owner === true ? withOwner(verdict, record) : verdict;
     },
 
     async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {
