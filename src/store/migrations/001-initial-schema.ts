@@ -3,7 +3,7 @@ import type { StoreMigration } from './store-migrations.js';
 /**
  * The first schema. Tokens and tickets share one table keyed by the SHA-256 hex of their text, so
  * validating either is one primary-key lookup. Times, booleans, ids and byte-wise keys in each
- * dialect's words (schema-dialect.ts).
+ * dialect's words (src/store/sql-dialect.ts).
  */
 export const initialSchema: StoreMigration = {
   version: 1,

@@ -1,5 +1,5 @@
 import type { StoreMigration } from './store-migrations.js';
-import type { SchemaDialect } from './schema-dialect.js';
+import type { SqlDialect } from '../sql-dialect.js';
 import { bumpRevision, postgresBumpFunction, revisionTable } from './revision-table.js';
 
 /**
@@ -26,7 +26,7 @@ import { bumpRevision, postgresBumpFunction, revisionTable } from './revision-ta
  * still commits atomically with the change it announces. TRUNCATE, which has no row triggers,
  * bumps at once by a statement trigger. search_path fixed as for the news revision.
  */
-const rowTrigger = (d: SchemaDialect, name: string, event: string, table: string): string =>
+const rowTrigger = (d: SqlDialect, name: string, event: string, table: string): string =>
   `CREATE TRIGGER access_revision_${name} AFTER ${event} ON ${table} BEGIN ${bumpRevision(d, 'access_revision')} END;`;
 
 const deferred = (name: string, events: string, table: string): string =>

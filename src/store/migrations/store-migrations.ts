@@ -1,5 +1,5 @@
-import type { DialectName, SchemaDialect } from './schema-dialect.js';
-import { POSTGRES_DIALECT, SQLITE_DIALECT } from './schema-dialect.js';
+import type { DialectName, SqlDialect } from '../sql-dialect.js';
+import { POSTGRES_DIALECT, SQLITE_DIALECT } from '../sql-dialect.js';
 import { initialSchema } from './001-initial-schema.js';
 import { legacyMigrations } from './002-legacy-migrations.js';
 import { bruteForce } from './003-brute-force.js';
@@ -22,10 +22,10 @@ export interface StoreMigration {
   readonly version: number;
   readonly name: string;
   /**
-   * The SQL written once with the dialect's words (schema-dialect.ts), or, where the dialects
+   * The SQL written once with the dialect's words (src/store/sql-dialect.ts), or, where the dialects
    * really differ (triggers, JSON checks), one text per dialect.
    */
-  readonly sql: ((dialect: SchemaDialect) => string) | { readonly [D in DialectName]: string };
+  readonly sql: ((dialect: SqlDialect) => string) | { readonly [D in DialectName]: string };
 }
 
 /** What an adapter applies: a migration rendered for its dialect. */
@@ -40,7 +40,7 @@ export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
   adminConsole, shadowDifferences, tokenOrigin,
 ]);
 
-const DIALECTS: { readonly [D in DialectName]: SchemaDialect } = { sqlite: SQLITE_DIALECT, postgres: POSTGRES_DIALECT };
+const DIALECTS: { readonly [D in DialectName]: SqlDialect } = { sqlite: SQLITE_DIALECT, postgres: POSTGRES_DIALECT };
 
 export function renderMigrations(dialect: DialectName, migrations: readonly StoreMigration[] = STORE_MIGRATIONS): readonly DialectMigration[] {
   return Object.freeze(migrations.map((m) => Object.freeze({

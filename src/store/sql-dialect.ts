@@ -1,7 +1,7 @@
 /**
- * The words of the schema that differ between SQLite and PostgreSQL. A migration is written once
- * with these (src/store/migrations/NNN-*.ts) and rendered for each adapter; what is the same in
- * both dialects is written out as SQL.
+ * The words of SQL that differ between SQLite and PostgreSQL. A migration (src/store/migrations/)
+ * or a query (shared-sql.ts) is written once with these and rendered for each adapter; what is
+ * the same in both dialects is written out as SQL.
  *
  * SQLite keeps times as INTEGER milliseconds since the epoch (UTC) and booleans as 0/1 under a
  * CHECK; PostgreSQL has timestamptz and boolean. Keys compared byte-wise (hashes, login keys,
@@ -11,7 +11,7 @@
  */
 export type DialectName = 'sqlite' | 'postgres';
 
-export interface SchemaDialect {
+export interface SqlDialect {
   readonly name: DialectName;
   /** 32-bit integers (application ids, counts, seconds). */
   readonly int: string;
@@ -33,13 +33,21 @@ export interface SchemaDialect {
   readonly nowSeconds: string;
   /** A NOT NULL boolean column's type, default and (SQLite) the CHECK that keeps it 0 or 1. */
   bool(column: string, byDefault: boolean): string;
+  /** The larger of two values (SQLite's scalar MAX, PostgreSQL's GREATEST). */
+  readonly greatest: string;
+  /**
+   * After a SELECT that picks rows for a housekeeping DELETE: PostgreSQL skips the rows another
+   * instance's batch holds, so two instances purging together do not wait on each other; SQLite
+   * has one writer at a time and nothing to skip.
+   */
+  readonly skipLocked: string;
   /** A boolean literal. */
   literal(value: boolean): string;
   /** The rare piece with no common word: one text per dialect. */
   pick<T>(choices: { readonly sqlite: T; readonly postgres: T }): T;
 }
 
-export const SQLITE_DIALECT: SchemaDialect = Object.freeze({
+export const SQLITE_DIALECT: SqlDialect = Object.freeze({
   name: 'sqlite',
   int: 'INTEGER',
   bigint: 'INTEGER',
@@ -51,12 +59,14 @@ export const SQLITE_DIALECT: SchemaDialect = Object.freeze({
   serialId: 'INTEGER PRIMARY KEY AUTOINCREMENT',
   withoutRowid: ' WITHOUT ROWID',
   nowSeconds: "CAST(strftime('%s', 'now') AS INTEGER) * 1000",
+  greatest: 'MAX',
+  skipLocked: '',
   bool: (column: string, byDefault: boolean): string => `INTEGER NOT NULL DEFAULT ${byDefault ? 1 : 0} CHECK (${column} IN (0, 1))`,
   literal: (value: boolean): string => (value ? '1' : '0'),
   pick: <T>(choices: { readonly sqlite: T; readonly postgres: T }): T => choices.sqlite,
 } as const);
 
-export const POSTGRES_DIALECT: SchemaDialect = Object.freeze({
+export const POSTGRES_DIALECT: SqlDialect = Object.freeze({
   name: 'postgres',
   int: 'integer',
   bigint: 'bigint',
@@ -68,6 +78,8 @@ export const POSTGRES_DIALECT: SchemaDialect = Object.freeze({
   serialId: 'bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY',
   withoutRowid: '',
   nowSeconds: "date_trunc('second', now())",
+  greatest: 'GREATEST',
+  skipLocked: ' FOR UPDATE SKIP LOCKED',
   bool: (_column: string, byDefault: boolean): string => `boolean NOT NULL DEFAULT ${byDefault ? 'true' : 'false'}`,
   literal: (value: boolean): string => (value ? 'true' : 'false'),
   pick: <T>(choices: { readonly sqlite: T; readonly postgres: T }): T => choices.postgres,
