@@ -4,7 +4,7 @@
  * would meet. Formats other than argon2id with the current parameters are upgraded on the
  * user's next successful login; "needs-reset", "invalid" and "unknown" never verify here.
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { inspectPasswordHash } from './legacy-hashes/stored-hash.js';
 
@@ -32,7 +32,7 @@ export function hashFormatOf(passwordHash: string, hasher: PasswordHasher): { fo
   }
 }
 
-export async function migrationReport(store: Store, hasher: PasswordHasher, pageSize = 1000): Promise<MigrationReport> {
+export async function migrationReport(store: AccountStore, hasher: PasswordHasher, pageSize = 1000): Promise<MigrationReport> {
   const counts = new Map<string, { users: number; status: HashStatus }>();
   let users = 0;
   let migrated = 0;
