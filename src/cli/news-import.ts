@@ -18,7 +18,7 @@ import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { NewsTableProfile } from '../contract/compat-profile.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { canonicalLanguage } from '../domain/languages.js';
 import type { NewsFacts } from '../contract/compat-profile.js';
 import { emptyNewsImportReport, importNewsFacts, type NewsImportReport } from '../domain/news-import.js';
@@ -30,6 +30,7 @@ import { compileNewsRowReader } from '../wire/news-row-reader.js';
 import { recordCliAudit } from './audit-command.js';
 import { readLegacyCa } from './legacy-passthrough.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { cliConfig, dbOption } from './cli-store.js';
 import { parseDuration } from './durations.js';
 
 interface NewsImportOptions {
@@ -72,12 +73,7 @@ function legacyUrlArg(text: string): string {
 }
 
 function configFrom(io: CliIo, options: NewsImportOptions): Config {
-  try {
-    return loadConfig({ flags: { db: options.db, compat: options.compat, timeZone: options.timeZone }, env: io.env });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
+  return cliConfig(io, { db: options.db, compat: options.compat, timeZone: options.timeZone });
 }
 
 /**
@@ -211,6 +207,6 @@ export function registerNewsImport(news: Command, io: CliIo): void {
     .addOption(new Option('--time-zone <zone>', 'IANA zone of DateTimes written without an offset (env SVCAPI_TIME_ZONE; default the machine\'s)'))
     .option('--timeout <duration>', 'the longest a WhatsNew call may take (default 30s)', timeoutArg)
     .option('--delimiter <char>', 'CSV field separator (default ,)')
-    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(dbOption())
     .action(async (options: NewsImportOptions) => runImport(io, options));
 }

@@ -24,7 +24,7 @@ import type { Logger } from 'pino';
 import type { CompatProfile } from '../contract/compat-profile.js';
 import { SERVICE_PATH } from '../contract/operations.js';
 import { createLegacyForwarder, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder } from '../legacy/legacy-forwarder.js';
-import type { Store } from '../store/store.js';
+import type { ShadowStore } from '../store/store.js';
 import { compareAnswers, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
 import { createFingerprinter, CREDENTIAL_NAMES, redactRequest } from './shadow-redaction.js';
 
@@ -100,7 +100,7 @@ export interface MirrorOptions {
   readonly settings: MirrorSettings;
   /** The compatibility profile: the JSON operations' input names are credentials too, and may come in headers. */
   readonly profile: CompatProfile;
-  readonly store: Pick<Store, 'insertShadowDifference'>;
+  readonly store: Pick<ShadowStore, 'insertShadowDifference'>;
   /** The fingerprint key (an installation secret, shared by every instance on the database). */
   readonly fingerprintKey: string;
   readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;

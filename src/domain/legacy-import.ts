@@ -31,7 +31,7 @@
  *   are skipped with the reason.
  * - A dry run decides every row the same way and writes nothing.
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
 import { checkLegacyLogin, findUserByLogin, loginKey, storedLogin } from './logins.js';
@@ -99,7 +99,7 @@ export interface ImportReport {
 }
 
 export interface ImportDeps {
-  readonly store: Store;
+  readonly store: AccountStore;
   readonly hasher: PasswordHasher;
   readonly clock?: Clock;
 }

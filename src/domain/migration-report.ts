@@ -7,7 +7,7 @@
  * tokens` or stored by token adoption), so the operator sees them dwindle; the adoptions
  * themselves happen in `serve` and are counted by its metrics (docs/cutover.md#adoption).
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore, TokenStore } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { inspectPasswordHash } from './legacy-hashes/stored-hash.js';
 
@@ -37,7 +37,7 @@ export function hashFormatOf(passwordHash: string, hasher: PasswordHasher): { fo
   }
 }
 
-export async function migrationReport(store: Store, hasher: PasswordHasher, pageSize = 1000, now: Date = new Date()): Promise<MigrationReport> {
+export async function migrationReport(store: AccountStore & TokenStore, hasher: PasswordHasher, pageSize = 1000, now: Date = new Date()): Promise<MigrationReport> {
   const counts = new Map<string, { users: number; status: HashStatus }>();
   let users = 0;
   let migrated = 0;
