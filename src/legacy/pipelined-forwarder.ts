@@ -22,7 +22,7 @@
  *   one more is `busy` at once; no redirect is followed.
  * - An answer saying `Connection: close` (or an HTTP/1.0 one without keep-alive) means the
  *   service did not run the requests queued behind it on that connection (RFC 9112 9.6): those
- *   are sent again once, on another connection. Nothing else is ever sent twice.
+ *   are sent again, on another connection, within their deadline. Nothing else is ever sent twice.
  * - https with `ca` as node:https would (`legacy.caFile`): certificate and host name checked.
  *
  * Trouble is reported by kind only, as in legacy-forwarder.ts.
@@ -54,8 +54,6 @@ interface Exchange {
   readonly request: Buffer;
   readonly deadline: number;
   readonly resolve: (result: ForwardResult) => void;
-  /** Sent again after a Connection: close (once at most). */
-  resent: boolean;
 }
 
 type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'until-close';
@@ -120,9 +118,10 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     conn.outgoing = [];
     conn.buffer = null;
     conn.socket.destroy();
+    const now = Date.now();
     for (const exchange of failed) {
-      if (resend.includes(exchange) && !exchange.resent && !closed) {
-        exchange.resent = true;
+      // Sent again only while its deadline holds: each round answers at least one exchange, so this ends.
+      if (resend.includes(exchange) && !closed && now < exchange.deadline) {
         enqueue(exchange);
       } else {
         settle(exchange, { kind: 'failed', reason });
@@ -278,7 +277,7 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
             conn.buffer = buf.subarray(pos);
             return;
           }
-          const m = /^([0-9a-fA-F]{1,8})[ \t]*(?:;[^\r\n]*)?$/.exec(buf.toString('latin1', pos, end));
+          const m = /^0*([0-9a-fA-F]{1,8})(?:;[^\r\n]*)?$/.exec(buf.toString('latin1', pos, end));
           if (end - pos > MAX_CHUNK_LINE || m === null) return failFirst(conn, 'connection');
           pos = end + 2;
           conn.remaining = parseInt(m[1] ?? '0', 16);
@@ -405,7 +404,7 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     const request = req.body.byteLength === 0 ? Buffer.from(text, 'latin1') : Buffer.concat([Buffer.from(text, 'latin1'), req.body]);
     inFlight += 1;
     return new Promise<ForwardResult>((resolve) => {
-      enqueue({ method: req.method, request, deadline: Date.now() + timeoutMs, resolve, resent: false });
+      enqueue({ method: req.method, request, deadline: Date.now() + timeoutMs, resolve });
     });
   }
 
