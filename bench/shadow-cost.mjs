@@ -15,9 +15,12 @@
  *   --saturate    also at full load (--connections, default 16,64), as bench.mjs: req/s, p99,
  *                 CPU µs/request, and how many requests were compared or dropped.
  *
- * Options: --runs N (3) --duration S (5) --cli PATH (dist/cli/main.js) --env K=V (extra
- * environment for the shadowed server, repeatable: e.g. SVCAPI_SHADOW_FAST=0) --cpu-prof DIR
- * (the shadowed server writes a V8 CPU profile there at exit).
+ * Options: --runs N (3) --duration S (5) --cli PATH (dist/cli/main.js); --variant NAME:K=V,K=V
+ * (repeatable: one more shadowed server with that environment, e.g.
+ * `--variant new: --variant old:SVCAPI_SHADOW_PIPELINING=0,SVCAPI_SHADOW_BYTE_COMPARE=0`; default
+ * one, `shadowed`); --legacy-nice N (the old service at that nice level, so that it takes less
+ * of the load generator's core); --cpu-prof DIR (the shadowed servers write a V8 CPU profile there
+ * at exit).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -35,7 +38,7 @@ const ROOT = resolve(BENCH_DIR, '..');
 const RUNNER = join(BENCH_DIR, 'autocannon-runner.mjs');
 
 function parseArgs(argv) {
-  const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), env: {}, cpuProf: null };
+  const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), variants: [], cpuProf: null, legacyNice: 0 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -49,15 +52,17 @@ function parseArgs(argv) {
     else if (a === '--saturate') o.saturate = true;
     else if (a === '--connections') o.connections = next().split(',').map(Number);
     else if (a === '--cli') o.cli = resolve(next());
-    else if (a === '--env') {
-      const [k, ...v] = next().split('=');
-      o.env[k] = v.join('=');
+    else if (a === '--variant') {
+      const [name, ...settings] = next().split(/[:,]/);
+      o.variants.push({ name, env: Object.fromEntries(settings.filter((kv) => kv !== '').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) });
     } else if (a === '--cpu-prof') o.cpuProf = resolve(next());
+    else if (a === '--legacy-nice') o.legacyNice = Number(next());
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R] [--saturate] [--connections 16,64] [--cli PATH] [--env K=V] [--cpu-prof DIR]\n');
+      process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R|0] [--saturate] [--connections 16,64] [--cli PATH] [--variant NAME:K=V,K=V]... [--legacy-nice N] [--cpu-prof DIR]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
+  if (o.variants.length === 0) o.variants.push({ name: 'shadowed', env: {} });
   return o;
 }
 
@@ -104,14 +109,22 @@ async function main() {
       servers.push(s);
       return s;
     };
-    const legacy = await start('legacy', { args: serve(['--log-level', 'warn']), env: { ...env, SVCAPI_MANAGEMENT_PORT: 'off' }, cpu: layout.load });
+    // With --legacy-nice, the old service yields its core to the load generator, whose latency
+    // figures would otherwise include the time the old service took from it.
+    const legacyArgs = serve(['--log-level', 'warn']);
+    const niced = o.legacyNice > 0 ? { file: 'nice', args: ['-n', String(o.legacyNice), process.execPath, ...legacyArgs] } : { args: legacyArgs };
+    const legacy = await start('legacy', { ...niced, env: { ...env, SVCAPI_MANAGEMENT_PORT: 'off' }, cpu: layout.load });
     const plain = await start('plain', { args: serve(), env: { ...env, SVCAPI_MANAGEMENT_PORT: 'off' }, cpu: layout.server });
-    const shadowEnv = { ...env, SVCAPI_MANAGEMENT_PORT: '0', SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_SHADOW_RATE: '1', ...o.env };
     const profile = o.cpuProf === null ? [] : ['--cpu-prof', `--cpu-prof-dir=${o.cpuProf}`];
-    const shadowed = await start('shadowed', { args: [...profile, ...serve()], env: shadowEnv, cpu: layout.server });
-    // startServer keeps the output before readiness: the Management line is in it.
-    const managementUrl = /^Management: (http:\/\/\S+?)\/? /m.exec(shadowed.output())?.[1];
-    if (managementUrl === undefined) throw new Error(`no Management line:\n${shadowed.output()}`);
+    const shadowedServers = [];
+    for (const variant of o.variants) {
+      const shadowEnv = { ...env, SVCAPI_MANAGEMENT_PORT: '0', SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_SHADOW_RATE: '1', ...variant.env };
+      const server = await start(variant.name, { args: [...profile, ...serve()], env: shadowEnv, cpu: layout.server });
+      // startServer keeps the output before readiness: the Management line is in it.
+      const managementUrl = /^Management: (http:\/\/\S+?)\/? /m.exec(server.output())?.[1];
+      if (managementUrl === undefined) throw new Error(`no Management line:\n${server.output()}`);
+      shadowedServers.push({ name: variant.name, server, managementUrl });
+    }
 
     const { OPERATIONS } = await import(pathToFileURL(join(dirname(o.cli), '..', 'contract', 'operations.js')).href);
     const login = await send(plain.origin, buildRequest(OPERATIONS, 'soap11', 'ValidateUser', { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' }));
@@ -119,41 +132,46 @@ async function main() {
     if (token === null) throw new Error(`no token: ${login.body}`);
     const req = buildRequest(OPERATIONS, 'soap11', 'ValidateUserToken', { token });
 
-    const modes = [{ label: `rate ${o.rate}`, connections: 16, rate: o.rate }];
+    const modes = o.rate > 0 ? [{ label: `rate ${o.rate}`, connections: 16, rate: o.rate }] : [];
     if (o.saturate) for (const c of o.connections) modes.push({ label: `c=${c}`, connections: c, rate: null });
+    const targets = [{ name: 'plain', server: plain, managementUrl: null }, ...shadowedServers];
     const results = new Map();
     for (let round = 1; round <= o.runs; round++) {
       for (const mode of modes) {
-        for (const server of [plain, shadowed]) {
-          const key = `${mode.label} ${server === plain ? 'plain' : 'shadowed'}`;
+        for (const target of targets) {
+          const { server, managementUrl } = target;
+          const key = `${mode.label} ${target.name}`;
           if (round === 1) await load(server.origin, req, { connections: mode.connections, durationS: 1, rate: mode.rate, cpu: layout.load });
           await waitIdle(server.pid);
-          const counts0 = server === shadowed ? await shadowCounts(managementUrl) : null;
+          const counts0 = managementUrl !== null ? await shadowCounts(managementUrl) : null;
           const cpu0 = treeCpu(server.pid);
           const r = await load(server.origin, req, { connections: mode.connections, durationS: o.durationS, rate: mode.rate, cpu: layout.load });
           // The comparisons still running after the load count too.
           await waitIdle(server.pid);
           const cpuS = cpuDelta(cpu0, treeCpu(server.pid));
-          const counts = server === shadowed ? diff(counts0, await shadowCounts(managementUrl)) : null;
+          const counts = managementUrl !== null ? diff(counts0, await shadowCounts(managementUrl)) : null;
           const row = { rps: r.sent / r.durationS, p99Ms: r.p99Ms, requests: r.sent, cpuUs: (cpuS * 1e6) / r.sent, counts };
           if (!results.has(key)) results.set(key, []);
           results.get(key).push(row);
-          log(`${key.padEnd(22)} ${fmtInt(row.rps).padStart(7)} req/s  p99 ${fmt(r.p99Ms)} ms  cpu ${fmt(row.cpuUs)} µs/req${counts ? `  ${JSON.stringify(counts)}` : ''}${r.errors + r.non2xx > 0 ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : ''}`);
+          log(`${key.padEnd(28)} ${fmtInt(row.rps).padStart(7)} req/s  p99 ${fmt(r.p99Ms)} ms  cpu ${fmt(row.cpuUs)} µs/req${counts ? `  ${JSON.stringify(counts)}` : ''}${r.errors + r.non2xx > 0 ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : ''}`);
         }
       }
     }
     log('\nmedians:');
     for (const mode of modes) {
       const p = results.get(`${mode.label} plain`);
-      const s = results.get(`${mode.label} shadowed`);
       const m = (rows, f) => median(rows.map(f));
-      const compared = m(s, (r) => (r.counts.same + r.counts.different + r.counts.error) / r.requests);
-      // Extra CPU of the shadowed server per compared request, from the per-run pairs.
-      const extra = median(s.map((r, i) => ((r.cpuUs - (p[i]?.cpuUs ?? NaN)) * r.requests) / Math.max(1, r.counts.same + r.counts.different + r.counts.error)));
-      log(`${mode.label}: cpu ${fmt(m(p, (r) => r.cpuUs))} → ${fmt(m(s, (r) => r.cpuUs))} µs/req (+${fmt(m(s, (r) => r.cpuUs) - m(p, (r) => r.cpuUs))}), ` +
-        `${fmt(extra)} µs per compared request, ${fmt(compared * 100, 1)}% compared; ` +
-        `${fmtInt(m(p, (r) => r.rps))} → ${fmtInt(m(s, (r) => r.rps))} req/s (${fmt(m(s, (r) => r.rps) / m(p, (r) => r.rps))}×), p99 ${fmt(m(p, (r) => r.p99Ms))} → ${fmt(m(s, (r) => r.p99Ms))} ms; ` +
-        `results ${JSON.stringify(s.map((r) => r.counts))}`);
+      log(`${mode.label} plain: cpu ${fmt(m(p, (r) => r.cpuUs))} µs/req, ${fmtInt(m(p, (r) => r.rps))} req/s, p99 ${fmt(m(p, (r) => r.p99Ms))} ms`);
+      for (const { name } of shadowedServers) {
+        const s = results.get(`${mode.label} ${name}`);
+        const comparedOf = (r) => r.counts.same + r.counts.different + r.counts.error;
+        const compared = m(s, (r) => comparedOf(r) / r.requests);
+        // Extra CPU of the shadowed server per compared request, from the pairs of one round.
+        const extra = median(s.map((r, i) => ((r.cpuUs - (p[i]?.cpuUs ?? NaN)) * r.requests) / Math.max(1, comparedOf(r))));
+        log(`${mode.label} ${name}: cpu ${fmt(m(s, (r) => r.cpuUs))} µs/req (${m(s, (r) => r.cpuUs) >= m(p, (r) => r.cpuUs) ? '+' : ''}${fmt(m(s, (r) => r.cpuUs) - m(p, (r) => r.cpuUs))}), ` +
+          `${fmt(extra)} µs per compared request, ${fmt(compared * 100, 1)}% compared; ` +
+          `${fmtInt(m(s, (r) => r.rps))} req/s (${fmt(m(s, (r) => r.rps) / m(p, (r) => r.rps))}×), p99 ${fmt(m(s, (r) => r.p99Ms))} ms (${fmt(m(s, (r) => r.p99Ms) - m(p, (r) => r.p99Ms))})`);
+      }
     }
   } finally {
     for (const s of servers.reverse()) await s.stop().catch(() => undefined);

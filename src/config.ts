@@ -433,7 +433,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const shadow = {
     rate: shadowRate,
     queue: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_QUEUE', fromFile('legacy.shadow.queue')), 256, 1, 100_000),
-    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 4, 1, 256),
+    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 64, 1, 256),
     keep: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_KEEP', fromFile('legacy.shadow.keep')), 100, 1, 100_000),
     stateful: boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_STATEFUL', fromFile('legacy.shadow.stateful')), false),
     maxResponseBytes: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', fromFile('legacy.shadow.maxResponseBytes')), 1_048_576, 1024, 64 * 1_048_576),
