@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean };
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -443,7 +443,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const shadow = {
     rate: shadowRate,
     queue: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_QUEUE', fromFile('legacy.shadow.queue')), 256, 1, 100_000),
-    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 4, 1, 256),
+    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 64, 1, 256),
     keep: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_KEEP', fromFile('legacy.shadow.keep')), 100, 1, 100_000),
     stateful: boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_STATEFUL', fromFile('legacy.shadow.stateful')), false),
     maxResponseBytes: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', fromFile('legacy.shadow.maxResponseBytes')), 1_048_576, 1024, 64 * 1_048_576),
@@ -481,6 +481,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
     newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
     shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
+    shadowPipelining: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_PIPELINING', fromFile('performance.shadowPipelining')), true),
+    shadowByteCompare: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_BYTE_COMPARE', fromFile('performance.shadowByteCompare')), true),
   };
 
   // --- the compatibility profile: what the old service's clients parse ---

@@ -156,6 +156,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
         settings: { ...config.legacy, url: legacyUrl },
         profile: config.compat.profile, store, fingerprintKey, logger, ...(legacyCa !== undefined && { ca: legacyCa }),
         onResult: ops.metrics.shadowResult, onFront: ops.metrics.frontResult,
+        pipelining: config.performance.shadowPipelining, byteCompare: config.performance.shadowByteCompare,
       });
       const m = mirror;
       ops.metrics.reportShadowDepth(() => m.depth());

@@ -24,8 +24,9 @@ import type { Logger } from 'pino';
 import type { CompatProfile } from '../contract/compat-profile.js';
 import { SERVICE_PATH } from '../contract/operations.js';
 import { createLegacyForwarder, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder } from '../legacy/legacy-forwarder.js';
+import { createPipelinedForwarder } from '../legacy/pipelined-forwarder.js';
 import type { ShadowStore } from '../store/store.js';
-import { compareAnswers, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
+import { compareAnswers, sameWithoutNormalising, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
 import { createFingerprinter, CREDENTIAL_NAMES, redactRequest } from './shadow-redaction.js';
 
 export type ShadowOutcome = 'same' | 'different' | 'error' | 'dropped';
@@ -112,6 +113,17 @@ export interface MirrorOptions {
   readonly random?: () => number;
   /** For tests: whether the event loop is too busy for comparisons now (default: its utilisation, sampled every 100 ms). */
   readonly busy?: () => boolean;
+  /**
+   * Shadow mode's exchanges pipelined, each turn's in one write (src/legacy/pipelined-forwarder.ts);
+   * false: node:http, a socket per exchange (`performance.shadowPipelining`, the off switch).
+   */
+  readonly pipelining?: boolean;
+  /**
+   * Answers equal byte for byte are the same without normalising (answer-compare.ts
+   * sameWithoutNormalising); false: every answer is normalised and compared in full
+   * (`performance.shadowByteCompare`, the off switch).
+   */
+  readonly byteCompare?: boolean;
 }
 
 /**
@@ -125,6 +137,8 @@ const ELU_SAMPLE_MS = 100;
 export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** Front mode: exchanges with the old service at a time; one more is answered 503 at once. */
 export const FRONT_MAX_IN_FLIGHT = 256;
+/** Shadow mode, pipelined: connections to the old service at most (`legacy.shadow.concurrency` exchanges spread over them). */
+export const SHADOW_CONNECTIONS = 4;
 /** A kept answer or diff is cut to this many characters (the report is for reading). */
 const KEPT_TEXT_CHARS = 16 * 1024;
 /** Longest time a diff of a kept difference may take (a hostile answer must not hold the event loop). */
@@ -177,7 +191,11 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   const stateful = new Set(STATEFUL_OPERATIONS);
   const common = { url: settings.url, timeoutMs: settings.timeoutMs, maxResponseBytes: s.maxResponseBytes, ...(options.ca !== undefined && { ca: options.ca }) };
   // Two pools: the background comparisons never take a socket a client of front mode waits for.
-  const shadowForwarder: LegacyForwarder = createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
+  // Front mode's, whose answers clients receive, stays on node:http.
+  const shadowForwarder: LegacyForwarder = options.pipelining ?? true
+    ? createPipelinedForwarder({ ...common, maxInFlight: s.concurrency, connections: SHADOW_CONNECTIONS })
+    : createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
+  const byteCompare = options.byteCompare ?? true;
   const frontForwarder: LegacyForwarder | null = settings.mode === 'front' ? createLegacyForwarder({ ...common, maxInFlight: FRONT_MAX_IN_FLIGHT }) : null;
   const legacySide: AnswerSide = { url: legacyUrl, path: legacyUrl.pathname };
 
@@ -245,6 +263,21 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     }
   }
 
+  // Full comparisons (and the differences they find: redaction, a diff of up to DIFF_TIMEOUT_MS)
+  // run one per turn of the event loop: answers arrive many per read, and a burst of them must
+  // not hold the clients' requests back.
+  const slowLane: Array<() => void> = [];
+  function nextSlow(): void {
+    slowLane.shift()?.();
+    if (slowLane.length > 0) setImmediate(nextSlow);
+  }
+  function inSlowLane(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      slowLane.push(resolve);
+      if (slowLane.length === 1) setImmediate(nextSlow);
+    });
+  }
+
   async function run(job: ShadowJob): Promise<void> {
     let legacy = job.legacy;
     if (legacy === undefined) {
@@ -254,6 +287,8 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     const ours = await job.ours;
     if (legacy.kind !== 'answer' || ours === null) return count('error', job);
     const oursSide: AnswerSide = { url: { origin: job.oursOrigin, host: job.oursOrigin.replace(/^[a-z]+:\/\//, '') }, path: job.oursPath };
+    if (byteCompare && sameWithoutNormalising(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined)) return count('same', job);
+    await inSlowLane();
     const compared = compareAnswers(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined);
     if (compared.same) return count('same', job);
     count('different', job);

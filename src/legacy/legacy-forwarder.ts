@@ -59,7 +59,8 @@ export interface LegacyForwarderOptions {
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
 
-function failureOf(error: NodeJS.ErrnoException): ForwardFailure {
+/** The kind of a socket or request error, from its code only (its message may carry the URL). */
+export function failureOf(error: NodeJS.ErrnoException): ForwardFailure {
   const code = typeof error.code === 'string' ? error.code : '';
   if (CONNECTION_CODES.has(code) || code.startsWith('HPE_')) return 'connection';
   if (/CERT|TLS|SSL|SIGNATURE|ISSUER/.test(code)) return 'tls';

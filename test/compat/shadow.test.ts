@@ -53,6 +53,9 @@ interface Observers {
   readonly logger?: Logger;
   readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;
   readonly onFront?: (outcome: 'forwarded' | 'unavailable', operation: string | null, binding: string) => void;
+  /** The fast paths' off switches (performance.shadowPipelining, performance.shadowByteCompare). */
+  readonly pipelining?: boolean;
+  readonly byteCompare?: boolean;
 }
 
 async function harness(legacyUrl: string, profile: CompatProfile | undefined, overrides: Overrides = {}, observe?: Observers): Promise<Harness> {
@@ -70,6 +73,8 @@ async function harness(legacyUrl: string, profile: CompatProfile | undefined, ov
         // A test's bursts keep the event loop busy: comparisons are not shed here (one test does).
         busy: observe?.busy ?? (() => false),
         ...(observe?.logger !== undefined && { logger: observe.logger }),
+        ...(observe?.pipelining !== undefined && { pipelining: observe.pipelining }),
+        ...(observe?.byteCompare !== undefined && { byteCompare: observe.byteCompare }),
         onResult: (outcome, operation, binding) => {
           counted.push({ outcome, operation, binding });
           observe?.onResult?.(outcome, operation, binding);
@@ -113,8 +118,8 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
   });
   afterAll(() => standin.close());
 
-  it('with the right profile: read-only requests on every binding are the same; stateful ones are not sent', async () => {
-    h = await harness(standin.url, STANDIN_PROFILE);
+  for (const fast of [true, false]) it(`with the right profile: read-only requests on every binding are the same; stateful ones are not sent${fast ? '' : ' (node:http, full comparisons)'}`, async () => {
+    h = await harness(standin.url, STANDIN_PROFILE, {}, { pipelining: fast, byteCompare: fast });
     for (const b of BINDINGS) {
       await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN });
       await h.send(b, 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
