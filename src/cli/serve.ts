@@ -90,7 +90,7 @@ export interface ServeHooks {
  */
 export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
   // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign one.
-  const store = await openCliStore(config.databaseUrl, { create: true, integrityCheck: hooks.integrityChecked !== true });
+  const store = await openCliStore(config.databaseUrl, { create: true, integrityCheck: hooks.integrityChecked !== true, groupCommit: config.performance.groupCommit });
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
   let ops: OpsRuntime | undefined;

@@ -19,6 +19,7 @@ import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
 import { APP_COLUMNS, auditQuerySql, NEWS_COLUMNS, postgresValues, SQL, type SharedSql } from '../shared-sql.js';
+import { batchableSession, createTokenBatch } from './token-batch.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -39,6 +40,13 @@ export interface PostgresStoreOptions {
    * not svcapi-auth's is refused untouched either way.
    */
   readonly create?: boolean;
+  /**
+   * Group commit (default true; config `performance.groupCommit`): the new tokens and tickets of
+   * one event-loop turn are inserted by one statement (token-batch.ts).
+   */
+  readonly groupCommit?: boolean;
+  /** Observes each group statement after its commit, with how many writes it held. */
+  readonly onGroupCommit?: (writes: number) => void;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -207,10 +215,10 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // a listener that would end the process. The pool drops it and opens a new one when needed.
   pool.on('error', (error) => options.onIdleError?.(error));
 
-  return createPostgresStore(pool);
+  return createPostgresStore(pool, options);
 }
 
-function createPostgresStore(pool: pg.Pool): Store {
+function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 'groupCommit' | 'onGroupCommit'>): Store {
   let closed = false;
 
   const checkOpen = (): void => {
@@ -307,6 +315,17 @@ function createPostgresStore(pool: pg.Pool): Store {
       return true;
     });
   }
+
+  // Group commit of new tokens and tickets: one statement per kind and event-loop turn (token-batch.ts).
+  const batches = (options.groupCommit ?? true) ? (() => {
+    const deps = {
+      query: (name: string, text: string, values: readonly unknown[]) => q(name, text, values),
+      insertOne: (i: { readonly token: NewToken; readonly expectedHash: string | null }, kind: 'session' | 'ticket') =>
+        insertToken(i.token, kind, kind === 'session' ? { passwordHash: i.expectedHash ?? '' } : null),
+      ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
+    };
+    return { session: createTokenBatch('session', deps), ticket: createTokenBatch('ticket', deps) };
+  })() : null;
 
   async function insertUserOn(c: pg.PoolClient, user: NewUser): Promise<InsertUserResult> {
     const inserted = (await runOn(c, SQL.insertUser, {
@@ -430,6 +449,7 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async close() {
       if (closed) return;
+      await Promise.all([batches?.session.flushNow(), batches?.ticket.flushNow()]);
       closed = true;
       await pool.end();
     },
@@ -542,10 +562,14 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async insertSession(token, expect) {
-      return insertToken(token, 'session', expect);
+      if (batches === null || !batchableSession(expect)) return insertToken(token, 'session', expect);
+      checkOpen();
+      return batches.session.add({ token, expectedHash: expect.passwordHash });
     },
     async insertTicket(token) {
-      return insertToken(token, 'ticket', null);
+      if (batches === null) return insertToken(token, 'ticket', null);
+      checkOpen();
+      return batches.ticket.add({ token, expectedHash: null });
     },
     async findToken(tokenHash) {
       const row = (await readArrays('find_token', FIND_TOKEN_SQL, [tokenHash]))[0];
