@@ -7,7 +7,9 @@
  * Rules every adapter keeps:
  * - Every method is async, even when the driver is synchronous, so a networked database fits.
  * - A write has been committed durably when its promise resolves (the crash-safety promise:
- *   a token handed to a client survives a crash of the server right after).
+ *   a token handed to a client survives a crash of the server right after). An adapter may
+ *   commit the small writes of one event-loop turn together (group commit, turn-batch.ts): each
+ *   promise still resolves only after that commit, with its own outcome.
  * - Expected outcomes (duplicate login, unknown row) are values; a broken database rejects.
  * - Tokens and login tickets are known only by the SHA-256 hex of their text; the text never
  *   reaches the store.
