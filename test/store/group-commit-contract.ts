@@ -107,6 +107,39 @@ export function describeGroupCommitContract(name: string, newDatabase: () => str
       expect((await store.getUser(alice.userId))?.lastLoginAt).toEqual(at(9));
     });
 
+    it('never leaves a live token of a batch issued against a password being changed, a user being disabled or a grant being withdrawn', async () => {
+      const url = newDatabase();
+      const { store: a } = await open(url);
+      const { store: b } = await open(url);
+      const changes: ((s: Store, user: User) => Promise<unknown>)[] = [
+        (s, u) => s.setPasswordHash(u.userId, 'changed', at(1)),
+        (s, u) => s.setUserEnabled(u.userId, false, at(1)),
+        (s, u) => s.revokeApplication(u.userId, 2, at(1)),
+      ];
+      for (let i = 0; i < 24; i++) {
+        const user = await addUser(a, `user${i}`);
+        const sessions = [token(user), token(user), token(user)];
+        const tickets = [token(user), token(user)];
+        const change = async (): Promise<unknown> => {
+          // Sometimes at once, sometimes a turn later: the batch is sent at the end of the turn.
+          if (i % 2 === 1) await new Promise<void>((resolve) => setImmediate(resolve));
+          return (changes[i % changes.length] as (s: Store, u: User) => Promise<unknown>)(b, user);
+        };
+        const [issued] = await Promise.all([
+          Promise.all([...sessions.map((t) => a.insertSession(t, { passwordHash: `hash-of-user${i}` })), ...tickets.map((t) => a.insertTicket(t))]),
+          change(),
+        ]);
+        // A ticket is not bound to the password: one issued after a password change is fine.
+        const judged = i % changes.length === 0 ? sessions : [...sessions, ...tickets];
+        for (const [k, t] of judged.entries()) {
+          const record = await a.findToken(t.tokenHash);
+          // Either refused, or issued first and revoked by the change.
+          if (issued[k] === true) expect(record?.revokedAt, `iteration ${i}, token ${k}`).not.toBeNull();
+          else expect(record, `iteration ${i}, token ${k}`).toBeNull();
+        }
+      }
+    });
+
     it('commits what is still queued when the store closes', async () => {
       const url = newDatabase();
       const { store } = await open(url);

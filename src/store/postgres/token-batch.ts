@@ -13,9 +13,9 @@ import { createTurnBatch, type TurnBatch, type WriteOutcome } from '../turn-batc
  * concurrent password change, disable or grant withdrawal either commits first (the locking
  * read waits for it, re-checks the new row version and drops the token) or waits for this
  * commit and then revokes the token. A token whose conditions fail is simply not inserted:
- * false for its caller alone. A statement that fails as a whole (a duplicate hash: a constraint;
- * a deadlock with another instance's batch) is retried row by row through the single-row
- * transaction, so each caller gets its own outcome.
+ * false for its caller alone. A statement that fails because of one row (a duplicate hash: a
+ * constraint; a deadlock with another instance's batch) is retried row by row through the
+ * single-row transaction, so each caller gets its own outcome.
  */
 export type TokenKind = 'session' | 'ticket';
 
@@ -93,7 +93,11 @@ export function createTokenBatch(kind: TokenKind, deps: TokenBatchDeps): TurnBat
       try {
         return await statement(chunk);
       } catch (error) {
-        if (chunk.length === 1) return [{ ok: false, error } as const];
+        // A constraint (class 23) or a deadlock / serialization failure (class 40) may be one
+        // row's doing: each row again on its own. Anything else (the database unreachable, a
+        // timeout) would fail them all again, so it fails them at once.
+        const code = (error as { code?: unknown }).code;
+        if (chunk.length === 1 || typeof code !== 'string' || !/^(23|40)/.test(code)) return chunk.map(() => ({ ok: false, error }) as const);
         return alone(chunk);
       }
     }));
