@@ -281,7 +281,10 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   async function run(job: ShadowJob): Promise<void> {
     let legacy = job.legacy;
     if (legacy === undefined) {
-      legacy = await shadowForwarder.forward(job.request);
+      // A read-only operation (or documentation) changes nothing in the old service: pipelined, and
+      // sent again if its connection closes before the answer; the others never twice.
+      const idempotent = job.operation === null ? job.binding === 'doc' : !stateful.has(job.operation);
+      legacy = await shadowForwarder.forward({ ...job.request, idempotent });
       noteExchange(legacy, 'shadow');
     }
     const ours = await job.ours;
