@@ -129,6 +129,8 @@ export interface Config {
       readonly stateful: boolean;
       /** Largest answer of the old service read, in bytes. */
       readonly maxResponseBytes: number;
+      /** Share of the event loop shadow work may use over the last second (src/compat/shadow-budget.ts); 1: no limit. */
+      readonly cpuShare: number;
     };
   };
   /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
@@ -447,6 +449,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     keep: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_KEEP', fromFile('legacy.shadow.keep')), 100, 1, 100_000),
     stateful: boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_STATEFUL', fromFile('legacy.shadow.stateful')), false),
     maxResponseBytes: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', fromFile('legacy.shadow.maxResponseBytes')), 1_048_576, 1024, 64 * 1_048_576),
+    cpuShare: fraction(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CPU_SHARE', fromFile('legacy.shadow.cpuShare')), 0.08),
   };
 
   // --- audit trail and TLS (issue 6) ---

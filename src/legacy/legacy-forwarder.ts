@@ -26,6 +26,12 @@ export interface ForwardRequest {
   readonly target: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Uint8Array;
+  /**
+   * The request changes nothing in the old service (a read-only operation): it may be pipelined,
+   * and sent again when the connection closes before its answer (RFC 9112 9.3.1). Default: GET
+   * and HEAD only. The node:http client sends nothing twice either way.
+   */
+  readonly idempotent?: boolean;
 }
 
 export type ForwardFailure = 'timeout' | 'too-large' | 'connection' | 'tls' | 'busy' | 'unsendable';

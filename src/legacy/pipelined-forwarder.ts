@@ -5,407 +5,217 @@
  * node:http spends about 90 µs of CPU per exchange here (a ClientRequest, an IncomingMessage and
  * their streams, a timer), three times what svcapi-auth spends answering ValidateUserToken.
  *
- * - HTTP/1.1 pipelining on a few keep-alive connections: the exchanges in flight are queued on
- *   a connection in order (a connection takes up to its share of `maxInFlight` before the next
- *   one is opened), and everything queued in one turn of the event loop goes out in one write;
- *   the answers are read in order, several per read.
- * - The answer is parsed here, strictly: anything node:http would refuse (a malformed status
- *   line or header, obs-fold, a header block over 16 KiB, Content-Length twice or beside
- *   Transfer-Encoding, a transfer coding other than chunked last) fails the connection. Headers
- *   come out as rawHeaderPairs gives them (names lower-cased, values as sent, in order), 1xx
- *   answers are skipped, HEAD, 204 and 304 answers have no body, an answer without a length
- *   ends with the connection.
- * - Bounded as legacy-forwarder.ts is: a deadline per exchange (`timeoutMs`, checked on a timer
- *   of a tenth of it: an exchange not answered in time fails the connection, and with it the
- *   exchanges queued behind it, as `timeout`); `maxResponseBytes` against Content-Length before
- *   reading and against the bytes while reading (chunked too); `maxInFlight` exchanges at most,
- *   one more is `busy` at once; no redirect is followed.
- * - An answer saying `Connection: close` (or an HTTP/1.0 one without keep-alive) means the
- *   service did not run the requests queued behind it on that connection (RFC 9112 9.6): those
- *   are sent again, on another connection, within their deadline. Nothing else is ever sent twice.
- * - https with `ca` as node:https would (`legacy.caFile`): certificate and host name checked.
+ * The HTTP/1.1 client is undici's (a Pool driven through its dispatch interface: no streams, no
+ * per-request timer), with:
+ *
+ * - keep-alive and pipelining on a few connections: a connection takes up to its share of
+ *   `maxInFlight` exchanges before the Pool uses the next. Only requests marked idempotent are
+ *   pipelined; the others wait for the connection to be free (undici's rule, RFC 9112 9.3.2).
+ * - Bounded as legacy-forwarder.ts is: a deadline per exchange (`timeoutMs`, from forward() to
+ *   the last byte, checked on one timer of a tenth of it; an exchange past it is answered
+ *   `timeout` at once and aborted in undici, which closes its connection); `maxResponseBytes`
+ *   against Content-Length before reading and against the bytes while reading (chunked too),
+ *   aborted past it; `maxInFlight` exchanges at most, one more is `busy` at once; no redirect
+ *   is followed (no redirect interceptor: a 3xx is an answer like any other).
+ * - Sent twice only as RFC 9112 9.3.1 allows: when a connection closes before an idempotent
+ *   request's answer (after a `Connection: close` answer, or a broken one ahead of it), undici
+ *   sends it again on another connection, within its deadline. A request not marked idempotent
+ *   is never pipelined, so never sent again.
+ * - https with `ca` (`legacy.caFile`): certificate and host name checked by node:tls.
+ *
+ * Where undici's answers differ from node:http's (test/legacy/pipelined-forwarder.test.ts lists
+ * them): an unsolicited `100 Continue` fails the exchange (ASMX under IIS sends one only to a
+ * request with `Expect: 100-continue`, which we never send).
+ *
+ * `onWork` is told the event-loop time this client spends: sending (forward()) and reading its
+ * sockets (parsing, the answers' callbacks), for shadow mode's CPU budget
+ * (src/compat/shadow-budget.ts).
  *
  * Trouble is reported by kind only, as in legacy-forwarder.ts.
  */
-import { connect as netConnect, isIP, type Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { buildConnector, Pool, type Dispatcher } from 'undici';
 import type { RawAnswer } from '../compat/answer-compare.js';
 import { failureOf, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder, type LegacyForwarderOptions } from './legacy-forwarder.js';
 
 export interface PipelinedForwarderOptions extends LegacyForwarderOptions {
   /** Connections at most (default 4); `maxInFlight` exchanges are spread over them. */
   readonly connections?: number;
+  /** Told the event-loop milliseconds spent sending and reading (shadow mode's CPU budget). */
+  readonly onWork?: (ms: number) => void;
 }
 
-/** node:http's default limit on an answer's header block (--max-http-header-size). */
-const MAX_HEAD_BYTES = 16 * 1024;
-/** A chunk-size line (hex digits and extensions) longer than this is not an answer. */
-const MAX_CHUNK_LINE = 1024;
-const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-/** node:http's own rules for what it sends: a path without spaces or controls, header values without controls. */
-const INVALID_TARGET = /[^\u0021-\u00ff]/;
-const INVALID_VALUE = /[^\t\u0020-\u007e\u0080-\u00ff]/;
-const STATUS_LINE = /^HTTP\/1\.([01]) (\d{3})(?: [^\r\n]*)?$/;
-const CRLF = Buffer.from('\r\n');
-const HEAD_END = Buffer.from('\r\n\r\n');
-
-interface Exchange {
-  readonly method: string;
-  readonly request: Buffer;
-  readonly deadline: number;
-  readonly resolve: (result: ForwardResult) => void;
+/** A failure of ours, given to undici's abort so that the exchange ends as this kind. */
+class ExchangeFailure extends Error {
+  constructor(readonly reason: ForwardFailure) {
+    super(reason);
+  }
 }
 
-type State = 'head' | 'length' | 'chunk-size' | 'chunk-data' | 'chunk-end' | 'trailers' | 'until-close';
+/** undici's error codes, by the kind of failure they are (the rest, socket and parser errors, are `connection` or `tls`). */
+const UNDICI_FAILURES: Readonly<Record<string, ForwardFailure>> = {
+  UND_ERR_INVALID_ARG: 'unsendable',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'too-large',
+};
 
-interface Connection {
-  readonly socket: Socket;
-  /** Exchanges queued on it, in the order sent: the first is the one being answered. */
-  readonly queue: Exchange[];
-  /** Requests queued this turn, not written yet. */
-  outgoing: Buffer[];
-  /** The bytes read and not consumed yet. */
-  buffer: Buffer | null;
-  state: State;
-  /** The answer being read. */
-  status: number;
-  headers: Array<[string, string]>;
-  parts: Buffer[];
-  size: number;
-  /** Bytes of the body (or of the current chunk) still to read. */
-  remaining: number;
-  /** The answer being read ends the connection (Connection: close, HTTP/1.0, no length). */
-  closeAfter: boolean;
-  /** No new exchange goes on it: it failed, or its last answer closes it. */
-  closing: boolean;
-  /** When its queue last became empty, and how long the service keeps idle connections (Keep-Alive: timeout). */
-  idleSince: number;
-  keepAliveMs: number;
+function kindOf(error: Error): ForwardFailure {
+  if (error instanceof ExchangeFailure) return error.reason;
+  const code = (error as NodeJS.ErrnoException).code;
+  return (typeof code === 'string' ? UNDICI_FAILURES[code] : undefined) ?? failureOf(error as NodeJS.ErrnoException);
+}
+
+/** The answer's header fields as node:http's rawHeaders give them (names lower-cased, values as sent, in order). */
+function headerPairs(raw: unknown): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  if (!Array.isArray(raw)) return pairs;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const [name, value] = [raw[i] as Buffer | string, raw[i + 1] as Buffer | string];
+    const text = typeof value === 'string' ? value : value.toString('latin1');
+    // Without the whitespace around it (RFC 9110 5.5), as node:http gives it: undici keeps trailing spaces.
+    const last = text.charCodeAt(text.length - 1);
+    pairs.push([(typeof name === 'string' ? name : name.toString('latin1')).toLowerCase(), last === 0x20 || last === 0x09 ? text.replace(/[ \t]+$/, '') : text]);
+  }
+  return pairs;
 }
 
 export function createPipelinedForwarder(options: PipelinedForwarderOptions): LegacyForwarder {
   const url = new URL(options.url);
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`not an http(s) URL: ${url.protocol}`);
-  const secure = url.protocol === 'https:';
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  const port = url.port === '' ? (secure ? 443 : 80) : Number(url.port);
   const timeoutMs = options.timeoutMs ?? 3000;
   const maxBytes = options.maxResponseBytes ?? 2 * 1024 * 1024;
   const maxInFlight = options.maxInFlight ?? 64;
-  const maxConnections = Math.max(1, Math.min(options.connections ?? 4, maxInFlight));
-  // A connection takes its share of the exchanges before another is opened: the more share one
-  // write, the less each costs.
-  const depth = Math.ceil(maxInFlight / maxConnections);
-  // Host as node:http writes it (the port only when it is not the scheme's own).
-  const hostHeader = `host: ${url.host}\r\n`;
-  const connections: Connection[] = [];
+  const connections = Math.max(1, Math.min(options.connections ?? 4, maxInFlight));
+  const onWork = options.onWork;
+  // node:tls checks the certificate against the host name (and sends it as SNI unless it is an address).
+  const connector = buildConnector({ timeout: timeoutMs, ...(options.ca !== undefined && { ca: options.ca }) });
+  const connect: buildConnector.connector = onWork === undefined ? connector : (opts, callback) => {
+    connector(opts, (...args) => {
+      const socket = args[1];
+      if (socket !== null) meterReads(socket, onWork);
+      callback(...args);
+    });
+  };
+  const pool = new Pool(url.origin, {
+    connections,
+    // The exchanges in flight fit on the connections, each taking its share before the next is used.
+    pipelining: Math.ceil(maxInFlight / connections),
+    connect,
+    // Backstops: the deadline below ends an exchange first.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const base = { origin: url.origin, blocking: false } as const;
+  /** Exchanges not settled yet, in the order of their deadlines (all are now + timeoutMs). */
+  const live = new Set<Exchange>();
   let inFlight = 0;
-  let flushScheduled = false;
   let closed = false;
   let timer: NodeJS.Timeout | null = null;
 
-  function settle(exchange: Exchange, result: ForwardResult): void {
-    inFlight -= 1;
-    exchange.resolve(result);
-  }
+  class Exchange implements Dispatcher.DispatchHandler {
+    private controller: Dispatcher.DispatchController | null = null;
+    private status = 0;
+    private headers: Array<[string, string]> = [];
+    private parts: Buffer[] = [];
+    private size = 0;
+    private settled = false;
+    /** undici is done with it (answered or failed): its place in `maxInFlight` is free. */
+    private released = false;
 
-  /** The connection is done: its exchanges fail as `reason`, except those `resend` keeps for another. */
-  function drop(conn: Connection, reason: ForwardFailure, resend: Exchange[] = []): void {
-    conn.closing = true;
-    const i = connections.indexOf(conn);
-    if (i >= 0) connections.splice(i, 1);
-    const failed = conn.queue.splice(0);
-    conn.outgoing = [];
-    conn.buffer = null;
-    conn.socket.destroy();
-    const now = Date.now();
-    for (const exchange of failed) {
-      // Sent again only while its deadline holds: each round answers at least one exchange, so this ends.
-      if (resend.includes(exchange) && !closed && now < exchange.deadline) {
-        enqueue(exchange);
-      } else {
-        settle(exchange, { kind: 'failed', reason });
-      }
+    constructor(readonly deadline: number, private readonly resolve: (result: ForwardResult) => void) {}
+
+    settle(result: ForwardResult): void {
+      if (this.settled) return;
+      this.settled = true;
+      live.delete(this);
+      this.resolve(result);
     }
-  }
 
-  function open(): Connection {
-    const socket: Socket = secure
-      ? tlsConnect({ host, port, ALPNProtocols: ['http/1.1'], ...(isIP(host) === 0 && { servername: host }), ...(options.ca !== undefined && { ca: options.ca }) })
-      : netConnect({ host, port });
-    socket.setNoDelay(true);
-    const conn: Connection = {
-      socket, queue: [], outgoing: [], buffer: null, state: 'head', status: 0, headers: [], parts: [], size: 0, remaining: 0,
-      closeAfter: false, closing: false, idleSince: Date.now(), keepAliveMs: Infinity,
-    };
-    socket.on('data', (chunk: Buffer) => read(conn, chunk));
-    socket.on('error', (error: NodeJS.ErrnoException) => drop(conn, failureOf(error)));
-    socket.on('end', () => {
-      // An answer that runs until the connection ends is complete now.
-      if (conn.state === 'until-close' && conn.queue.length > 0) complete(conn);
-      drop(conn, 'connection');
-    });
-    socket.on('close', () => drop(conn, 'connection'));
-    connections.push(conn);
-    return conn;
-  }
-
-  /** The connection an exchange goes on: the first with room, else a new one, else the least loaded. */
-  function pick(): Connection {
-    const now = Date.now();
-    let least: Connection | undefined;
-    for (const conn of [...connections]) {
-      // An idle connection the service has likely closed by now is not written to.
-      if (conn.queue.length === 0 && now - conn.idleSince > conn.keepAliveMs - 1000) {
-        drop(conn, 'connection');
-        continue;
-      }
-      if (conn.queue.length < depth) return conn;
-      if (least === undefined || conn.queue.length < least.queue.length) least = conn;
+    release(): void {
+      if (this.released) return;
+      this.released = true;
+      inFlight -= 1;
     }
-    return connections.length < maxConnections || least === undefined ? open() : least;
-  }
 
-  function enqueue(exchange: Exchange): void {
-    const conn = pick();
-    conn.queue.push(exchange);
-    conn.outgoing.push(exchange.request);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
+    /** Past its deadline: answered `timeout` now; undici's part aborted now, or as soon as it starts. */
+    expire(): void {
+      this.settle({ kind: 'failed', reason: 'timeout' });
+      this.controller?.abort(new ExchangeFailure('timeout'));
     }
-    if (timer === null) {
-      timer = setInterval(checkDeadlines, Math.max(5, Math.min(100, Math.floor(timeoutMs / 10))));
-      timer.unref();
-    }
-  }
 
-  function flush(): void {
-    flushScheduled = false;
-    for (const conn of connections) {
-      if (conn.outgoing.length === 0) continue;
-      const bytes = conn.outgoing.length === 1 ? conn.outgoing[0] : Buffer.concat(conn.outgoing);
-      conn.outgoing = [];
-      if (bytes !== undefined) conn.socket.write(bytes);
+    onRequestStart(controller: Dispatcher.DispatchController): void {
+      // Called again when undici sends the request again on another connection: the answer starts over.
+      this.controller = controller;
+      this.parts = [];
+      this.size = 0;
+      if (this.settled) controller.abort(new ExchangeFailure('timeout'));
+    }
+
+    onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+      // An interim answer (103 Early Hints): the final one follows.
+      if (statusCode < 200) return;
+      const declared = Number(headers['content-length']);
+      if (declared > maxBytes) return controller.abort(new ExchangeFailure('too-large'));
+      this.status = statusCode;
+      this.headers = headerPairs(controller.rawHeaders);
+    }
+
+    onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+      this.size += chunk.length;
+      if (this.size > maxBytes) return controller.abort(new ExchangeFailure('too-large'));
+      this.parts.push(chunk);
+    }
+
+    onResponseEnd(): void {
+      this.release();
+      // A copy, not views that would keep the connection's read buffers.
+      const answer: RawAnswer = { status: this.status, headers: this.headers, body: Buffer.concat(this.parts, this.size) };
+      this.parts = [];
+      this.settle({ kind: 'answer', answer });
+    }
+
+    onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+      this.release();
+      this.parts = [];
+      this.settle({ kind: 'failed', reason: kindOf(error) });
     }
   }
 
   function checkDeadlines(): void {
-    const now = Date.now();
-    for (const conn of [...connections]) {
-      const first = conn.queue[0];
-      if (first !== undefined && now >= first.deadline) drop(conn, 'timeout');
+    const now = performance.now();
+    for (const exchange of live) {
+      if (exchange.deadline > now) break;
+      exchange.expire();
     }
-    if (inFlight === 0 && timer !== null) {
+    if (live.size === 0 && timer !== null) {
       clearInterval(timer);
       timer = null;
     }
   }
 
-  /** The answer read is complete: it goes to the first exchange; the connection reads the next. */
-  function complete(conn: Connection): void {
-    const exchange = conn.queue.shift();
-    const body = conn.parts.length === 1 ? (conn.parts[0] ?? Buffer.alloc(0)) : Buffer.concat(conn.parts, conn.size);
-    const answer: RawAnswer = { status: conn.status, headers: conn.headers, body };
-    conn.state = 'head';
-    conn.headers = [];
-    conn.parts = [];
-    conn.size = 0;
-    if (exchange !== undefined) settle(exchange, { kind: 'answer', answer });
-    if (conn.queue.length === 0) conn.idleSince = Date.now();
-    // The service ran nothing queued behind this answer: those go again, on another connection.
-    if (conn.closeAfter) drop(conn, 'connection', [...conn.queue]);
-  }
-
-  /** A body's bytes: kept (a copy, not a view that would hold the whole read buffer) within the size limit. */
-  function take(conn: Connection, bytes: Buffer): boolean {
-    conn.size += bytes.length;
-    if (conn.size > maxBytes) {
-      failFirst(conn, 'too-large');
-      return false;
-    }
-    conn.parts.push(Buffer.from(bytes));
-    return true;
-  }
-
-  /** The answer being read fails the connection: its exchange as `reason`, the others behind it as `connection`. */
-  function failFirst(conn: Connection, reason: ForwardFailure): void {
-    const first = conn.queue.shift();
-    if (first !== undefined) settle(first, { kind: 'failed', reason });
-    drop(conn, 'connection');
-  }
-
-  function read(conn: Connection, chunk: Buffer): void {
-    if (conn.closing) return;
-    const buf = conn.buffer === null ? chunk : Buffer.concat([conn.buffer, chunk]);
-    conn.buffer = null;
-    let pos = 0;
-    while (pos < buf.length && !conn.closing) {
-      if (conn.queue.length === 0) return drop(conn, 'connection');
-      switch (conn.state) {
-        case 'head': {
-          const end = buf.indexOf(HEAD_END, pos);
-          if (end < 0) {
-            if (buf.length - pos > MAX_HEAD_BYTES) return failFirst(conn, 'connection');
-            conn.buffer = buf.subarray(pos);
-            return;
-          }
-          if (end - pos > MAX_HEAD_BYTES || !head(conn, buf.toString('latin1', pos, end))) return failFirst(conn, 'connection');
-          pos = end + 4;
-          if (conn.closing) return;
-          // An answer without a body is complete with its head (an interim one is skipped).
-          if (conn.state === 'head' && conn.status !== 0) complete(conn);
-          break;
-        }
-        case 'length': {
-          const n = Math.min(conn.remaining, buf.length - pos);
-          if (!take(conn, buf.subarray(pos, pos + n))) return;
-          pos += n;
-          conn.remaining -= n;
-          if (conn.remaining === 0) complete(conn);
-          break;
-        }
-        case 'until-close': {
-          if (!take(conn, buf.subarray(pos))) return;
-          pos = buf.length;
-          break;
-        }
-        case 'chunk-size': {
-          const end = buf.indexOf(CRLF, pos);
-          if (end < 0) {
-            if (buf.length - pos > MAX_CHUNK_LINE) return failFirst(conn, 'connection');
-            conn.buffer = buf.subarray(pos);
-            return;
-          }
-          const m = /^0*([0-9a-fA-F]{1,8})(?:;[^\r\n]*)?$/.exec(buf.toString('latin1', pos, end));
-          if (end - pos > MAX_CHUNK_LINE || m === null) return failFirst(conn, 'connection');
-          pos = end + 2;
-          conn.remaining = parseInt(m[1] ?? '0', 16);
-          if (conn.size + conn.remaining > maxBytes) return failFirst(conn, 'too-large');
-          conn.state = conn.remaining === 0 ? 'trailers' : 'chunk-data';
-          break;
-        }
-        case 'chunk-data': {
-          const n = Math.min(conn.remaining, buf.length - pos);
-          if (!take(conn, buf.subarray(pos, pos + n))) return;
-          pos += n;
-          conn.remaining -= n;
-          if (conn.remaining === 0) conn.state = 'chunk-end';
-          break;
-        }
-        case 'chunk-end': {
-          if (buf.length - pos < 2) {
-            conn.buffer = buf.subarray(pos);
-            return;
-          }
-          if (buf[pos] !== 0x0d || buf[pos + 1] !== 0x0a) return failFirst(conn, 'connection');
-          pos += 2;
-          conn.state = 'chunk-size';
-          break;
-        }
-        case 'trailers': {
-          // Trailer fields are read past (node:http keeps them apart from the headers); an empty line ends the answer.
-          const end = buf.indexOf(CRLF, pos);
-          if (end < 0) {
-            if (buf.length - pos > MAX_HEAD_BYTES) return failFirst(conn, 'connection');
-            conn.buffer = buf.subarray(pos);
-            return;
-          }
-          const empty = end === pos;
-          pos = end + 2;
-          if (empty) complete(conn);
-          break;
-        }
-      }
-    }
-  }
-
-  /**
-   * Parses an answer's head (status line and fields, without the blank line). false: not an
-   * answer node:http would take. A 1xx other than 101 leaves the state at 'head' with status 0.
-   */
-  function head(conn: Connection, text: string): boolean {
-    const lines = text.split('\r\n');
-    const m = STATUS_LINE.exec(lines[0] ?? '');
-    if (m === null) return false;
-    const status = Number(m[2]);
-    const headers: Array<[string, string]> = [];
-    let length: number | null = null;
-    let chunked = false;
-    let close = m[1] === '0';
-    for (let i = 1; i < lines.length; i++) {
-      const line = lines[i] ?? '';
-      const colon = line.indexOf(':');
-      if (colon <= 0) return false;
-      const name = line.slice(0, colon);
-      const value = line.slice(colon + 1).replace(/^[ \t]+|[ \t]+$/g, '');
-      if (!TOKEN.test(name) || INVALID_VALUE.test(value)) return false;
-      const lower = name.toLowerCase();
-      headers.push([lower, value]);
-      if (lower === 'content-length') {
-        if (length !== null || !/^\d{1,15}$/.test(value)) return false;
-        length = Number(value);
-      } else if (lower === 'transfer-encoding') {
-        if (chunked || !/(?:^|,)[ \t]*chunked$/i.test(value)) return false;
-        chunked = true;
-      } else if (lower === 'connection') {
-        const tokens = value.toLowerCase().split(',').map((t) => t.trim());
-        if (tokens.includes('close')) close = true;
-        else if (m[1] === '0' && tokens.includes('keep-alive')) close = false;
-      } else if (lower === 'keep-alive') {
-        const seconds = /(?:^|,)\s*timeout=(\d+)/i.exec(value)?.[1];
-        if (seconds !== undefined) conn.keepAliveMs = Number(seconds) * 1000;
-      }
-    }
-    if (chunked && length !== null) return false;
-    if (status === 101) return false;
-    if (status < 200) {
-      // An interim answer (100 Continue, 103 Early Hints): the final one follows.
-      conn.status = 0;
-      conn.state = 'head';
-      return true;
-    }
-    conn.status = status;
-    conn.headers = headers;
-    conn.closeAfter = close;
-    const method = conn.queue[0]?.method;
-    if (method === 'HEAD' || status === 204 || status === 304) {
-      conn.state = 'head';
-    } else if (chunked) {
-      conn.state = 'chunk-size';
-    } else if (length !== null) {
-      if (length > maxBytes) return failFirstLater(conn);
-      conn.remaining = length;
-      conn.state = length === 0 ? 'head' : 'length';
-    } else {
-      conn.closeAfter = true;
-      conn.state = 'until-close';
-    }
-    return true;
-  }
-
-  /** A declared length over the limit: the exchange fails as too large before anything is read. */
-  function failFirstLater(conn: Connection): true {
-    failFirst(conn, 'too-large');
-    return true;
-  }
-
   function forward(req: ForwardRequest): Promise<ForwardResult> {
     if (closed) return Promise.resolve({ kind: 'failed', reason: 'connection' });
     if (inFlight >= maxInFlight) return Promise.resolve({ kind: 'failed', reason: 'busy' });
-    let text = `${req.method} ${req.target} HTTP/1.1\r\n${hostHeader}`;
-    if (!TOKEN.test(req.method) || INVALID_TARGET.test(req.target)) return Promise.resolve({ kind: 'failed', reason: 'unsendable' });
-    for (const name in req.headers) {
-      const value = req.headers[name] ?? '';
-      if (!TOKEN.test(name) || INVALID_VALUE.test(value)) return Promise.resolve({ kind: 'failed', reason: 'unsendable' });
-      text += `${name}: ${value}\r\n`;
-    }
-    text += `content-length: ${req.body.byteLength}\r\nconnection: keep-alive\r\n\r\n`;
-    const request = req.body.byteLength === 0 ? Buffer.from(text, 'latin1') : Buffer.concat([Buffer.from(text, 'latin1'), req.body]);
+    const started = performance.now();
     inFlight += 1;
-    return new Promise<ForwardResult>((resolve) => {
-      enqueue({ method: req.method, request, deadline: Date.now() + timeoutMs, resolve });
+    let exchange: Exchange | undefined;
+    const result = new Promise<ForwardResult>((resolve) => {
+      exchange = new Exchange(started + timeoutMs, resolve);
     });
+    if (exchange === undefined) throw new Error('unreachable: a promise executor runs at once');
+    live.add(exchange);
+    if (timer === null) {
+      timer = setInterval(checkDeadlines, Math.max(5, Math.min(100, Math.floor(timeoutMs / 10))));
+      timer.unref();
+    }
+    // undici's own default is GET and HEAD only; the caller knows better (a read-only SOAP operation).
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
+    pool.dispatch({ ...base, method: req.method as Dispatcher.HttpMethod, path: req.target, headers: req.headers, body: req.body, idempotent }, exchange);
+    onWork?.(performance.now() - started);
+    return result;
   }
 
   return {
@@ -414,9 +224,27 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     inFlight: () => inFlight,
     close() {
       closed = true;
-      for (const conn of [...connections]) drop(conn, 'connection');
       if (timer !== null) clearInterval(timer);
       timer = null;
+      for (const exchange of live) exchange.settle({ kind: 'failed', reason: 'connection' });
+      pool.destroy().catch(() => undefined);
     },
+  };
+}
+
+/**
+ * Tells `onWork` the time spent handling a socket's reads: undici parses in its 'readable'
+ * listener and calls the exchanges' handlers from there, so timing the event times them all.
+ */
+function meterReads(socket: Socket, onWork: (ms: number) => void): void {
+  const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
+  socket.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+    if (event !== 'readable') return emit(event, ...args);
+    const started = performance.now();
+    try {
+      return emit(event, ...args);
+    } finally {
+      onWork(performance.now() - started);
+    }
   };
 }

@@ -217,7 +217,7 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
 
   const shadowResults = new Counter({
     name: `${PREFIX}shadow_total`,
-    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full); by operation and binding of our dispatch.',
+    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full, or shadow work had used its legacy.shadow.cpuShare of the event loop); by operation and binding of our dispatch.',
     labelNames: ['result', 'operation', 'binding'],
     registers,
   });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 /** The shadow and front modes' settings, at their defaults (off). */
-const MODES = { mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576 } } as const;
+const MODES = { mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0.08 } } as const;
 
 /** The token passthrough settings' defaults (off). */
 const PASSTHROUGH_DEFAULTS = { tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000 };
@@ -124,15 +124,16 @@ describe('legacy configuration', () => {
   it('shadow and front modes: defaults, the environment, the file; front mode compares every request unless told otherwise', () => {
     const url = 'https://old.example/Authentication.asmx';
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_RATE: '0.05' } }).legacy.shadow.rate).toBe(0.05);
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_CPU_SHARE: '1' } }).legacy.shadow.cpuShare).toBe(1);
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front' } }).legacy).toMatchObject({ mode: 'front', frontOperations: [], shadow: { rate: 1 } });
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front', SVCAPI_LEGACY_SHADOW_RATE: '0' } }).legacy.shadow.rate).toBe(0);
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-legacy-config-'));
     try {
       const path = join(dir, 'svcapi-auth.yaml');
-      writeFileSync(path, `legacy:\n  url: ${url}\n  mode: front\n  frontOperations: [ValidateUserToken, WhatsNew]\n  shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 }\n`);
+      writeFileSync(path, `legacy:\n  url: ${url}\n  mode: front\n  frontOperations: [ValidateUserToken, WhatsNew]\n  shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536, cpuShare: 0.2 }\n`);
       expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({
         url, timeoutMs: 3000, allowInsecure: false, ...PASSTHROUGH_DEFAULTS, mode: 'front', frontOperations: ['ValidateUserToken', 'WhatsNew'],
-        shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 },
+        shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536, cpuShare: 0.2 },
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,11 +1,12 @@
 /**
- * Shadow mode's pipelined client of the old service (src/legacy/pipelined-forwarder.ts) against
- * the node:http one (legacy-forwarder.ts), differentially: a scripted server answers each case
- * with exact bytes, and both clients must return the same result (status, header pairs, body,
- * or the kind of failure), one at a time and all pipelined at once, with the answers written in
- * one piece or a few bytes at a time. Then what only pipelining has: requests sent again after
- * a `Connection: close` (and never otherwise), the socket bound, a timeout failing what waits
- * behind it, https with a CA.
+ * Shadow mode's client of the old service (src/legacy/pipelined-forwarder.ts, undici's Pool,
+ * pipelined) against the node:http one (legacy-forwarder.ts), differentially: a scripted server
+ * answers each case with exact bytes, and both clients must return the same result (status,
+ * header pairs, body, or the kind of failure), one at a time and all pipelined at once, with the
+ * answers written in one piece or a few bytes at a time; where undici answers otherwise, the
+ * difference is listed (DEVIATIONS) and checked. Then the bounds (deadline, size, in-flight,
+ * sockets), what is sent twice (only an idempotent request whose connection closed before its
+ * answer, RFC 9112 9.3.1; a request not marked idempotent never, nor pipelined), https with a CA.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -48,13 +49,31 @@ const CASES: Record<string, { answer: string | Buffer; close?: boolean; method?:
   'bad-chunk': { answer: 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nhello\r\n0\r\n\r\n' },
   'cut-short': { answer: 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nonly this', close: true },
 };
-/** Cases after which the connection is gone: not pipelined behind others in the mixed batch. */
-const ENDS_CONNECTION = new Set(Object.entries(CASES).filter(([name, c]) => c.close === true || /^(too-large|bad|length-and|two-|chunk-size)/.test(name)).map(([name]) => name));
+/**
+ * Where undici's result differs from node:http's. An unsolicited 100 Continue is refused (ASMX
+ * under IIS sends one only after `Expect: 100-continue`, which we never send); a 304 whose
+ * Content-Length is not 0 fails undici's length check (RFC 9110 8.6 allows it; ASMX sends no 304
+ * to a SOAP POST nor to its documentation pages). Both close the connection.
+ */
+const DEVIATIONS: Readonly<Record<string, unknown>> = {
+  continue: { kind: 'failed', reason: 'connection' },
+  'not-modified': { kind: 'failed', reason: 'connection' },
+};
+/**
+ * Cases after which the connection is gone: not pipelined behind others in the mixed batch. undici
+ * also closes it after an answer to HEAD that does not say `Connection: keep-alive` (the requests
+ * behind it are sent again, as after `Connection: close`); shadow mode sends no HEAD.
+ */
+const ENDS_CONNECTION = new Set(Object.entries(CASES).filter(([name, c]) => c.close === true || name in DEVIATIONS || name === 'head' || /^(too-large|bad|length-and|two-|chunk-size)/.test(name)).map(([name]) => name));
 
 interface Scripted {
   readonly url: string;
   /** Requests the server read and answered, by their x-id. */
   readonly answered: string[];
+  /** Requests the server read (answered or not), by their x-id. */
+  readonly received: string[];
+  /** The most requests read and not yet answered on one connection (1: nothing was pipelined). */
+  maxOutstanding: number;
   /** Sockets accepted so far. */
   readonly sockets: Set<Socket>;
   fragment: boolean;
@@ -64,14 +83,16 @@ interface Scripted {
 /** A server that reads pipelined requests and answers each with its case's bytes (in order). */
 async function scriptedServer(): Promise<Scripted> {
   const answered: string[] = [];
+  const received: string[] = [];
   const sockets = new Set<Socket>();
-  const state = { fragment: false };
+  const state = { fragment: false, maxOutstanding: 0 };
   const server: Server = createServer((socket) => {
     sockets.add(socket);
     socket.on('error', () => undefined);
     let buffer = Buffer.alloc(0);
     let chain = Promise.resolve();
     let done = false;
+    let outstanding = 0;
     socket.on('data', (chunk: Buffer) => {
       buffer = Buffer.concat([buffer, chunk]);
       for (;;) {
@@ -84,12 +105,23 @@ async function scriptedServer(): Promise<Scripted> {
         const name = /^\w+ \/case\/([\w-]+)/.exec(head)?.[1] ?? '';
         const id = /\r\nx-id: (\S+)/i.exec(head)?.[1] ?? '';
         const c = CASES[name];
+        received.push(id);
+        outstanding += 1;
+        state.maxOutstanding = Math.max(state.maxOutstanding, outstanding);
         chain = chain.then(async () => {
           // After a closing answer the server runs nothing more from this connection (RFC 9112 9.6).
           if (done) return;
           if (name === 'hang') return new Promise<void>(() => undefined);
+          if (name === 'drip') {
+            // A byte at a time, never stalling long enough for an idle timeout: only the deadline ends it.
+            socket.write('HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n');
+            const drip = setInterval(() => socket.write('.'), 20);
+            socket.once('close', () => clearInterval(drip));
+            return new Promise<void>(() => undefined);
+          }
           if (c === undefined) return;
           answered.push(id);
+          outstanding -= 1;
           const bytes = typeof c.answer === 'string' ? Buffer.from(c.answer, 'latin1') : c.answer;
           if (state.fragment) {
             for (let i = 0; i < bytes.length; i += 7) {
@@ -110,7 +142,13 @@ async function scriptedServer(): Promise<Scripted> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}/Authentication.asmx`, answered, sockets,
+    url: `http://127.0.0.1:${port}/Authentication.asmx`, answered, received, sockets,
+    get maxOutstanding() {
+      return state.maxOutstanding;
+    },
+    set maxOutstanding(v: number) {
+      state.maxOutstanding = v;
+    },
     get fragment() {
       return state.fragment;
     },
@@ -124,8 +162,9 @@ async function scriptedServer(): Promise<Scripted> {
   };
 }
 
-const request = (name: string, id = name): ForwardRequest => ({
-  method: CASES[name]?.method ?? 'POST', target: `/case/${name}`,
+/** A read-only operation's request (idempotent: it may be pipelined), unless told otherwise. */
+const request = (name: string, id = name, idempotent = true): ForwardRequest => ({
+  method: CASES[name]?.method ?? 'POST', target: `/case/${name}`, idempotent,
   headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: '"SVCAPI/ValidateUserToken"', 'x-id': id }, body: Buffer.from('<e/>'),
 });
 
@@ -136,7 +175,7 @@ function shown(r: ForwardResult): unknown {
   return r.kind === 'failed' ? r : { status: r.answer.status, headers: r.answer.headers, body: r.answer.body.toString('latin1') };
 }
 
-describe('the pipelined client of the old service, against node:http', () => {
+describe('the pipelined (undici) client of the old service, against node:http', () => {
   let server: Scripted;
   beforeAll(async () => {
     server = await scriptedServer();
@@ -154,10 +193,13 @@ describe('the pipelined client of the old service, against node:http', () => {
   }
 
   for (const fragment of [false, true]) {
-    it(`every case alone gives what node:http gives${fragment ? ' (answers written a few bytes at a time)' : ''}`, async () => {
+    it(`every case alone gives what node:http gives, but for the listed deviations${fragment ? ' (answers written a few bytes at a time)' : ''}`, async () => {
       server.fragment = fragment;
       const names = Object.keys(CASES);
-      const expected = await reference(names);
+      const http = await reference(names);
+      // The deviations are real (node:http answers otherwise), and the only ones.
+      for (const [name, result] of Object.entries(DEVIATIONS)) expect(http[names.indexOf(name)]).not.toEqual(result);
+      const expected = names.map((n, i) => (n in DEVIATIONS ? DEVIATIONS[n] : http[i]));
       const actual: unknown[] = [];
       for (const name of names) {
         const pipelined = createPipelinedForwarder({ url: server.url, ...OPTIONS });
@@ -184,27 +226,85 @@ describe('the pipelined client of the old service, against node:http', () => {
     expect(server.sockets.size - before).toBe(1);
   });
 
+  /** How many times each id appears. */
+  const tally = (ids: readonly string[]): Map<string, number> => {
+    const m = new Map<string, number>();
+    for (const id of ids) m.set(id, (m.get(id) ?? 0) + 1);
+    return m;
+  };
+
   it('after an answer that closes the connection, the requests behind it are sent again, and each is run once', async () => {
     server.fragment = false;
-    server.answered.length = 0;
     const names = ['soap', 'connection-close', 'soap', 'chunked', 'http10', 'fault', 'until-close', 'soap'];
     const expected = await reference(names);
     server.answered.length = 0;
+    server.maxOutstanding = 0;
     const pipelined = createPipelinedForwarder({ url: server.url, ...OPTIONS, maxInFlight: 64, connections: 1 });
     const results = await Promise.all(names.map((n, i) => pipelined.forward(request(n, `${n}#${i}`))));
     pipelined.close();
     expect(results.map(shown)).toEqual(expected);
-    // Every request was run by the server exactly once.
+    // Pipelined indeed, and every request was run by the server exactly once.
+    expect(server.maxOutstanding).toBeGreaterThan(1);
     expect([...server.answered].sort()).toEqual(names.map((n, i) => `${n}#${i}`).sort());
   });
 
-  it('an answer that does not come in time fails its exchange and those behind it as timeouts; the others go on', async () => {
-    // Three exchanges a connection: a, hang and b on the first, c and d on the second.
-    const pipelined = createPipelinedForwarder({ url: server.url, timeoutMs: 300, maxResponseBytes: 4000, maxInFlight: 6, connections: 2 });
-    const hang: ForwardRequest = { ...request('soap'), target: '/case/hang' };
-    const results = await Promise.all([request('soap', 'a'), hang, request('soap', 'b'), request('fault', 'c'), request('soap', 'd')].map((r) => pipelined.forward(r)));
+  it('after a broken answer, only the idempotent requests pipelined behind it are sent again (RFC 9112 9.3.1)', async () => {
+    server.fragment = false;
+    server.received.length = 0;
+    const names = ['soap', 'bad-status', 'soap', 'fault', 'soap'];
+    const pipelined = createPipelinedForwarder({ url: server.url, ...OPTIONS, maxInFlight: 64, connections: 1 });
+    const results = await Promise.all(names.map((n, i) => pipelined.forward(request(n, `${n}#${i}`))));
     pipelined.close();
-    expect(results.map((r) => (r.kind === 'answer' ? r.answer.status : r.reason))).toEqual([200, 'timeout', 'timeout', 500, 200]);
+    expect(results.map((r) => (r.kind === 'answer' ? r.answer.status : r.reason))).toEqual([200, 'connection', 200, 500, 200]);
+    // Received once, except those behind the broken answer, whose answers the client never read.
+    const twice = [...tally(server.received)].filter(([, n]) => n > 1).map(([id]) => id);
+    for (const id of twice) expect(['soap#2', 'fault#3', 'soap#4']).toContain(id);
+    expect(tally(server.received).get('soap#0')).toBe(1);
+    expect(tally(server.received).get('bad-status#1')).toBe(1);
+  });
+
+  it('a request not marked idempotent is neither pipelined nor ever sent twice', async () => {
+    server.fragment = false;
+    const names = ['soap', 'connection-close', 'soap', 'bad-status', 'fault', 'http10', 'soap'];
+    const expected = await reference(names);
+    server.received.length = 0;
+    server.maxOutstanding = 0;
+    const pipelined = createPipelinedForwarder({ url: server.url, ...OPTIONS, maxInFlight: 64, connections: 1 });
+    const results = await Promise.all(names.map((n, i) => pipelined.forward(request(n, `${n}#${i}`, false))));
+    pipelined.close();
+    expect(results.map(shown)).toEqual(expected);
+    expect(server.maxOutstanding).toBe(1);
+    expect([...server.received].sort()).toEqual(names.map((n, i) => `${n}#${i}`).sort());
+  });
+
+  it('an answer that does not come in time fails as a timeout by its deadline; the exchanges not behind it are answered', async () => {
+    server.received.length = 0;
+    server.answered.length = 0;
+    const pipelined = createPipelinedForwarder({ url: server.url, timeoutMs: 300, maxResponseBytes: 4000, maxInFlight: 6, connections: 2 });
+    const hang: ForwardRequest = { ...request('soap', 'hang'), target: '/case/hang' };
+    const sent = [request('soap', 'a'), hang, request('soap', 'b'), request('fault', 'c'), request('soap', 'd')];
+    const results = await Promise.all(sent.map((r) => pipelined.forward(r)));
+    const kinds = results.map((r) => (r.kind === 'answer' ? r.answer.status : r.reason));
+    expect(kinds[1]).toBe('timeout');
+    // The others are answered, or time out with the one they were pipelined behind.
+    expect(kinds.filter((k) => k === 200 || k === 500).length).toBeGreaterThanOrEqual(2);
+    for (const k of kinds) expect([200, 500, 'timeout']).toContain(k);
+    // Nothing answered twice; the client is free again and still works.
+    expect([...tally(server.answered).values()].every((n) => n === 1)).toBe(true);
+    expect(pipelined.inFlight()).toBeLessThanOrEqual(sent.length);
+    const after = await pipelined.forward(request('soap', 'after'));
+    expect(after.kind === 'answer' ? after.answer.status : after.reason).toBe(200);
+    pipelined.close();
+  });
+
+  it('an answer dripping in more slowly than the deadline allows is a timeout, for both clients', async () => {
+    const drip: ForwardRequest = { ...request('soap', 'drip'), target: '/case/drip' };
+    const options = { url: server.url, timeoutMs: 300, maxResponseBytes: 4000 };
+    const pipelined = createPipelinedForwarder(options);
+    const http = createLegacyForwarder(options);
+    expect(await Promise.all([pipelined.forward(drip), http.forward(drip)])).toEqual([{ kind: 'failed', reason: 'timeout' }, { kind: 'failed', reason: 'timeout' }]);
+    pipelined.close();
+    http.close();
   });
 
   it('at most maxInFlight exchanges (one more is busy at once), on at most `connections` sockets', async () => {
@@ -214,7 +314,8 @@ describe('the pipelined client of the old service, against node:http', () => {
     const results = await Promise.all(pending);
     pipelined.close();
     expect(results.map((r) => (r.kind === 'answer' ? r.answer.status : r.reason))).toEqual([200, 200, 200, 200, 200, 200, 'busy']);
-    expect(server.sockets.size - before).toBe(3);
+    expect(server.sockets.size - before).toBeLessThanOrEqual(3);
+    expect(pipelined.inFlight()).toBe(0);
   });
 
   it('refuses what node:http refuses to send', async () => {
