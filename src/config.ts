@@ -449,7 +449,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     keep: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_KEEP', fromFile('legacy.shadow.keep')), 100, 1, 100_000),
     stateful: boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_STATEFUL', fromFile('legacy.shadow.stateful')), false),
     maxResponseBytes: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', fromFile('legacy.shadow.maxResponseBytes')), 1_048_576, 1024, 64 * 1_048_576),
-    cpuShare: fraction(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CPU_SHARE', fromFile('legacy.shadow.cpuShare')), 0.08),
+    cpuShare: fraction(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CPU_SHARE', fromFile('legacy.shadow.cpuShare')), 0.03),
   };
 
   // --- audit trail and TLS (issue 6) ---
