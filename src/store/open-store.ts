@@ -16,16 +16,24 @@ export interface OpenStoreOptions {
   readonly create?: boolean;
   /** SQLite: PRAGMA quick_check before use (default true); a damaged file is DatabaseError('damaged'). */
   readonly integrityCheck?: boolean;
+  /**
+   * Group commit (default true; config `performance.groupCommit`): the hot paths' small writes
+   * of one event-loop turn share one transaction, and one fsync or WAL flush.
+   */
+  readonly groupCommit?: boolean;
+  /** Observes each group transaction after its commit, with how many writes it held (tests). */
+  readonly onGroupCommit?: (writes: number) => void;
 }
 
 /** Opens the Store named by a database URL, choosing the adapter from its scheme. */
 export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
   const location = parseDatabaseUrl(dbUrl);
   const create = options.create ?? true;
+  const group = { groupCommit: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onGroupCommit: options.onGroupCommit }) };
   switch (location.kind) {
     case 'sqlite':
-      return openSqliteStore({ path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true });
+      return openSqliteStore({ path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true, ...group });
     case 'postgres':
-      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create });
+      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create, ...group });
   }
 }

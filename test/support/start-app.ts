@@ -62,8 +62,8 @@ export interface StackOptions {
   readonly mirror?: (store: Store) => LegacyMirror;
   /** A logger for the app (default none). */
   readonly logger?: Logger;
-  /** Token passthrough: tokens unknown here asked of the old service. */
-  readonly legacyTokens?: LegacyTokenPassthrough;
+  /** Token passthrough: tokens unknown here asked of the old service (built on the stack's store when adoption needs it). */
+  readonly legacyTokens?: LegacyTokenPassthrough | ((store: Store) => LegacyTokenPassthrough);
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -79,7 +79,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const service = createAuthService({
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
     ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
-    ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
+    ...(options.legacyTokens !== undefined && { legacyTokens: typeof options.legacyTokens === 'function' ? options.legacyTokens(store) : options.legacyTokens }),
     ...(profile !== undefined && profile.whatsNew.maxRows !== null && { maxNews: profile.whatsNew.maxRows }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
