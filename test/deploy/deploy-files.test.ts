@@ -3,7 +3,8 @@
  * files, since they only act when in place before the process starts: the systemd unit and the
  * Containerfile must set the same ones, node must accept them where they are written (it refuses
  * to start on a V8 flag in NODE_OPTIONS that NODE_OPTIONS does not allow), and the benchmark must
- * read the same values from the unit (bench/lib/deployed.mjs), so that it measures what ships.
+ * read the same values from the unit (bench/lib/deployed.mjs), so that it measures what ships;
+ * `npm start`, the README's way to run it, sets them as well.
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -51,6 +52,14 @@ describe('deployment files', () => {
   it('the systemd unit and the Containerfile set the same memory settings', () => {
     expect(fromUnit()).toEqual(EXPECTED);
     expect(fromContainerfile()).toEqual(EXPECTED);
+  });
+
+  it('npm start (the README\'s command) starts the service with them too', () => {
+    const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['start'] ?? '';
+    const launch = /&& (.*?)\bnode (.*?)dist\/cli\/main\.js serve$/.exec(start);
+    expect(launch, start).not.toBeNull();
+    const env = Object.fromEntries((launch?.[1] ?? '').trim().split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const));
+    expect({ env, nodeArgs: (launch?.[2] ?? '').trim().split(/\s+/).filter(Boolean) }).toEqual(EXPECTED);
   });
 
   it('node starts with them, and the benchmark reads the same from the unit', () => {
