@@ -43,12 +43,16 @@ const result = await autocannon({
   duration: spec.durationS,
   timeout: spec.timeoutS,
   pipelining: 1,
+  // A fixed rate (shadow-cost.mjs): below saturation, every request is answered in its turn.
+  ...(spec.overallRate && { overallRate: spec.overallRate }),
   requests: [request],
 });
 
 const requests = result.latency.totalCount ?? result.requests.total;
 process.stdout.write(`BENCH_RESULT ${JSON.stringify({
   requests,
+  // Requests answered (with a fixed rate, `requests` also counts autocannon's corrections for coordinated omission).
+  sent: result.requests.total,
   durationS: result.duration,
   rps: requests / result.duration,
   p50Ms: result.latency.p50,

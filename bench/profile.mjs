@@ -8,6 +8,7 @@
  *
  * Usage: node bench/profile.mjs [--scenario vut-soap11|vut-soap12|vut-get|vut-post|whatsnew-100|validateuser]
  *          [--seconds 10] [--connections 64] [--top 30] [--cli PATH] [--keep] [--no-write]
+ *          [--log-level warn]   profile a quieter configuration (default: what ships, the access log on)
  *          [--target ceiling]   profile the ceiling server instead, to calibrate (what node:http and
  *                               the socket writes cost by themselves on this machine)
  * Writes bench/results/profile-latest.md (profile-ceiling.md for the ceiling; keeps the .cpuprofile with --keep).
@@ -29,7 +30,7 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 
 function parseArgs(argv) {
-  const o = { scenario: 'vut-soap11', seconds: 10, connections: 64, top: 30, cli: join(ROOT, 'dist', 'cli', 'main.js'), keep: false, write: true, target: 'svcapi' };
+  const o = { scenario: 'vut-soap11', seconds: 10, connections: 64, top: 30, cli: join(ROOT, 'dist', 'cli', 'main.js'), keep: false, write: true, target: 'svcapi', logLevel: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i];
@@ -41,6 +42,7 @@ function parseArgs(argv) {
     else if (a === '--keep') o.keep = true;
     else if (a === '--no-write') o.write = false;
     else if (a === '--target') o.target = next();
+    else if (a === '--log-level') o.logLevel = next();
     else throw new Error(`unknown argument ${a}`);
   }
   return o;
@@ -113,7 +115,7 @@ async function main() {
     } else {
       server = await startServer({
         name: 'svcapi-auth --cpu-prof', cpu: layout.server, cwd: ROOT,
-        args: [...profArgs, o.cli, 'serve', '--port', '0', '--db', db, '--log-level', 'warn'],
+        args: [...profArgs, o.cli, 'serve', '--port', '0', '--db', db, ...(o.logLevel === null ? [] : ['--log-level', o.logLevel])],
         env: { ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0', ...(throttle.file && { SVCAPI_CONFIG: throttle.file }) },
       });
       const login = await send(server.origin, buildRequest(OPERATIONS, 'soap11', 'ValidateUser', { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' }));

@@ -44,6 +44,7 @@ import { clearInterval, setInterval } from 'node:timers';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, processTree, treeCpu } from './lib/proc.mjs';
 import { buildRequest, send } from './lib/requests.mjs';
@@ -269,11 +270,13 @@ async function main() {
       await writeFile(files[name], `${texts.join('\n')}\n`);
     }
 
+    // Started as the deployment files start it (their memory settings; bench/lib/deployed.mjs).
+    const deployed = deployedNode();
     const env = {
-      ...process.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
+      ...process.env, ...deployed.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_LOG_LEVEL: 'warn', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
       SVCAPI_HOUSEKEEPING_INTERVAL_MS: '86400000', ...o.env,
     };
-    const serve = (db) => [o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn'];
+    const serve = (db) => [...deployed.nodeArgs, o.cli, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, '--log-level', 'warn'];
     const req = buildRequest(OPERATIONS, 'soap11', 'ValidateUserToken', { token: PLACEHOLDER });
     const check = async (s) => {
       for (const t of [rotations.hot[0], rotations.fleet.at(-1)]) {

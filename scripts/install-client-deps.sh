@@ -6,6 +6,8 @@
 #   PHP SoapClient (+ DOM to read the DataTable)   Debian php-cli, php-soap, php-xml
 #   node-soap                                      npm devDependency `soap` (npm ci)
 # Debian 12; needs root (or sudo) for apt-get. Non-interactive (DEBIAN_FRONTEND=noninteractive).
+# With --missing it only prints the Debian packages it would install (one line, maybe empty), so
+# that .ci/run can install them together with its own after a single apt-get update.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBIAN_FRONTEND=noninteractive
@@ -25,6 +27,11 @@ if ! command -v php >/dev/null; then
 else
   php -r 'exit(class_exists("SoapClient") ? 0 : 1);' || packages+=(php-soap)
   php -r 'exit(class_exists("DOMDocument") ? 0 : 1);' || packages+=(php-xml)
+fi
+
+if [ "${1:-}" = "--missing" ]; then
+  echo "${packages[*]}"
+  exit 0
 fi
 
 if [ ${#packages[@]} -gt 0 ]; then

@@ -61,7 +61,7 @@ const tokenForm = z.union([
   z.strictObject({ kind: z.literal('hex'), length: z.number().int().min(32).max(128), case: z.enum(['lower', 'upper']) }),
 ]);
 
-type JsonField = 'success' | 'valid' | 'token' | 'expiresAt' | 'login';
+type JsonField = 'success' | 'valid' | 'token' | 'expiresAt' | 'login' | 'appId';
 
 const constValue = z.strictObject({ const: z.union([z.string(), z.number(), z.boolean(), z.null()]) });
 
@@ -145,9 +145,11 @@ const profileSchema = z.strictObject({
   validateUser: z.strictObject({ failureValue: z.string().max(1000).optional() }).optional(),
   tokens: z.strictObject({ form: tokenForm.optional() }).optional(),
   json: z.strictObject({
-    validateUser: jsonOperation(['login', 'password', 'appId', 'ipAddress'], 'basic', ['success', 'valid', 'token', 'expiresAt', 'login']).optional(),
-    // A token check knows whether the token is valid and until when; not whose it is.
-    validateUserToken: jsonOperation(['token'], 'bearer', ['success', 'valid', 'expiresAt']).optional(),
+    validateUser: jsonOperation(['login', 'password', 'appId', 'ipAddress'], 'basic', ['success', 'valid', 'token', 'expiresAt', 'login', 'appId']).optional(),
+    // A token check knows whether the token is valid, until when and whose it is; never the token
+    // itself (the caller sent it). A legacy whose answer names the owner is what token adoption
+    // needs (domain/legacy-token-adoption.ts).
+    validateUserToken: jsonOperation(['token'], 'bearer', ['success', 'valid', 'expiresAt', 'login', 'appId']).optional(),
   }).optional(),
   loginUrl: z.strictObject({
     default: urlTemplate.nullable().optional(),

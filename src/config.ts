@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly sqliteMmapMiB: number };
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -102,6 +102,11 @@ export interface Config {
     readonly tokenPassthroughUntil: string | null;
     readonly passthroughCacheSeconds: number;
     readonly passthroughNegativeCacheSeconds: number;
+    /**
+     * Token adoption (docs/cutover.md#adoption): a token passthrough vouched for is stored here
+     * when the old service's ValidateUserTokenJSON names its owner and expiry; false: never.
+     */
+    readonly adoptTokens: boolean;
     /** Calls to the old service's token operations in flight at most. */
     readonly maxConcurrent: number;
     /** Whole ValidateUserToken / GetUserLoginURL call to the old service. */
@@ -126,6 +131,8 @@ export interface Config {
       readonly stateful: boolean;
       /** Largest answer of the old service read, in bytes. */
       readonly maxResponseBytes: number;
+      /** Share of the event loop shadow work may use over the last second (src/compat/shadow-budget.ts); 1: no limit. */
+      readonly cpuShare: number;
     };
   };
   /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
@@ -413,6 +420,11 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     integer(pick(undefined, '', env, variable, fromFile(`legacy.${key}`)), fallback, min, max);
   const passthroughCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_CACHE_SECONDS', 'passthroughCacheSeconds', 60, 0, 3600);
   const passthroughNegativeCacheSeconds = legacySetting('SVCAPI_LEGACY_PASSTHROUGH_NEGATIVE_CACHE_SECONDS', 'passthroughNegativeCacheSeconds', 10, 0, 3600);
+  const adoptSource = pick(undefined, '', env, 'SVCAPI_LEGACY_ADOPT_TOKENS', fromFile('legacy.adoptTokens'));
+  const adoptTokens = boolean(adoptSource, false);
+  if (adoptTokens && tokenPassthroughUntil === null) {
+    throw new ConfigError(adoptSource?.key ?? 'legacy.adoptTokens', 'adoption stores tokens token passthrough vouched for: set SVCAPI_LEGACY_TOKEN_PASSTHROUGH (legacy.tokenPassthrough) to its end date too');
+  }
   const legacyMaxConcurrent = legacySetting('SVCAPI_LEGACY_MAX_CONCURRENT', 'maxConcurrent', 16, 1, 1024);
   const legacyTokenTimeoutMs = legacySetting('SVCAPI_LEGACY_TOKEN_TIMEOUT_MS', 'tokenTimeoutMs', 1000, 100, 60_000);
   const circuitFailures = legacySetting('SVCAPI_LEGACY_CIRCUIT_FAILURES', 'circuitFailures', 5, 1, 1000);
@@ -437,10 +449,11 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const shadow = {
     rate: shadowRate,
     queue: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_QUEUE', fromFile('legacy.shadow.queue')), 256, 1, 100_000),
-    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 4, 1, 256),
+    concurrency: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CONCURRENCY', fromFile('legacy.shadow.concurrency')), 64, 1, 256),
     keep: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_KEEP', fromFile('legacy.shadow.keep')), 100, 1, 100_000),
     stateful: boolean(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_STATEFUL', fromFile('legacy.shadow.stateful')), false),
     maxResponseBytes: integer(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', fromFile('legacy.shadow.maxResponseBytes')), 1_048_576, 1024, 64 * 1_048_576),
+    cpuShare: fraction(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CPU_SHARE', fromFile('legacy.shadow.cpuShare')), 0.03),
   };
 
   // --- audit trail and TLS (issue 6) ---
@@ -475,6 +488,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
     newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
     shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
+    shadowPipelining: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_PIPELINING', fromFile('performance.shadowPipelining')), true),
+    shadowByteCompare: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_BYTE_COMPARE', fromFile('performance.shadowByteCompare')), true),
+    groupCommit: boolean(pick(undefined, '', env, 'SVCAPI_GROUP_COMMIT', fromFile('performance.groupCommit')), true),
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
     // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
     sqliteMmapMiB: integer(pick(undefined, '', env, 'SVCAPI_SQLITE_MMAP_MIB', fromFile('performance.sqliteMmapMiB')), 2047, 0, 1_048_576),
@@ -490,6 +506,16 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     } catch (error) {
       if (!(error instanceof CompatProfileError)) throw error;
       throw new ConfigError(compatSource?.key ?? 'compat.profile', error.message);
+    }
+  }
+
+  // Adoption reads the old ValidateUserTokenJSON's owner and expiry through the profile's token
+  // layout: without a member for each, there is nothing honest to store.
+  if (adoptTokens) {
+    const fields = new Set(compatProfile.json.validateUserToken.success.flatMap((m) => ('field' in m.value ? [m.value.field] : [])));
+    const missing = (['login', 'expiresAt'] as const).filter((f) => !fields.has(f));
+    if (missing.length > 0) {
+      throw new ConfigError(adoptSource?.key ?? 'legacy.adoptTokens', `adoption needs the old service's ValidateUserTokenJSON to tell the token's owner and expiry, but the compatibility profile's json.validateUserToken.success has no member with ${missing.map((f) => `{"field": "${f}"}`).join(' and none with ')}${compatFile === null ? ' (no profile is given: set compat.profile, SVCAPI_COMPAT, to the old service\'s; docs/compat-profile.md)' : ''}`);
     }
   }
 
@@ -524,6 +550,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
       tokenPassthroughUntil,
       passthroughCacheSeconds,
       passthroughNegativeCacheSeconds,
+      adoptTokens,
       maxConcurrent: legacyMaxConcurrent,
       tokenTimeoutMs: legacyTokenTimeoutMs,
       circuitFailures,

@@ -91,9 +91,9 @@ export function processTree(pid) {
 }
 
 /** utime + stime of one process, in seconds (0 when it is gone). */
-function cpuSecondsOf(pid) {
+function cpuSecondsOf(pid, statFile = `/proc/${pid}/stat`) {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(statFile, 'utf8');
     // Fields after the command name "(...)"; utime and stime are fields 14 and 15 (1-based).
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond();
@@ -106,6 +106,16 @@ function cpuSecondsOf(pid) {
 export function treeCpu(pid) {
   const map = new Map();
   for (const p of processTree(pid)) map.set(p, cpuSecondsOf(p));
+  return map;
+}
+
+/**
+ * CPU seconds used so far by the main thread of each process of the tree (its event loop: the
+ * thread whose id is the process id), keyed by pid; argon2id's pool threads are not in it.
+ */
+export function treeLoopCpu(pid) {
+  const map = new Map();
+  for (const p of processTree(pid)) map.set(p, cpuSecondsOf(p, `/proc/${p}/task/${p}/stat`));
   return map;
 }
 

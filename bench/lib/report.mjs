@@ -45,13 +45,13 @@ export function timestamp(d = new Date()) {
 /** Writes `<name>-latest.{json,md}` (or latest.*) and timestamped copies into dir. */
 export async function writeResults(dir, prefix, json, markdown) {
   await mkdir(dir, { recursive: true });
-  const stamp = timestamp(new Date(json.startedAt));
+  // The latest run only: older ones are in git history (a timestamped copy is written too, ignored by git).
   const base = prefix === '' ? '' : `${prefix}-`;
-  const files = [join(dir, `${base}latest.json`), join(dir, `${base}latest.md`), join(dir, `${base}${stamp}.json`), join(dir, `${base}${stamp}.md`)];
+  const stamp = timestamp(new Date(json.startedAt));
+  const files = [join(dir, `${base}latest.json`), join(dir, `${base}latest.md`), join(dir, `${base}${stamp}.md`)];
   await writeFile(files[0], `${JSON.stringify(json, null, 2)}\n`);
   await writeFile(files[1], markdown);
-  await writeFile(files[2], `${JSON.stringify(json, null, 2)}\n`);
-  await writeFile(files[3], markdown);
+  await writeFile(files[2], markdown);
   return files;
 }
 

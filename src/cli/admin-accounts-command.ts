@@ -3,12 +3,11 @@
  * Passwords come from a prompt or --password-stdin, never from arguments.
  */
 import { Option, type Command } from 'commander';
-import { ConfigError, loadConfig, type Config } from '../config.js';
 import { ADMIN_ROLES, createAdminAccounts, isAdminRole, type AdminAccounts } from '../domain/admin-accounts.js';
 import { createArgon2Hasher } from '../domain/password-hasher.js';
 import type { AdminResult } from '../domain/admin-service.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
-import { withExistingStore } from './cli-store.js';
+import { withStore } from './cli-store.js';
 import { readPassword } from './read-password.js';
 import { cliActor, storeAuditRecorder } from './audit-command.js';
 
@@ -18,14 +17,7 @@ function unwrap<T>(result: AdminResult<T>): T {
 }
 
 async function withAccounts<T>(io: CliIo, db: string | undefined, fn: (accounts: AdminAccounts) => Promise<T>): Promise<T> {
-  let config: Config;
-  try {
-    config = loadConfig({ flags: { db }, env: io.env });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
-  return withExistingStore(config.databaseUrl, (store) => fn(createAdminAccounts({
+  return withStore(io, db, (store, config) => fn(createAdminAccounts({
     store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor(), throttle: config.bruteForce,
   })));
 }

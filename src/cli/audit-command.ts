@@ -8,14 +8,13 @@
  * operator (`cli:<OS user>`) in detail.actor.
  */
 import { userInfo } from 'node:os';
-import { InvalidArgumentError, Option, type Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
+import { InvalidArgumentError, type Command } from 'commander';
 import { isLoginFingerprint, loginFingerprint, toAuditEvent, type AuditRecorder } from '../domain/audit.js';
 import { displayText, safeJson } from '../domain/display-text.js';
 import { loadLoginFingerprintKey } from '../ops/audit-trail.js';
 import type { AuditQuery, AuditRecord, Store } from '../store/store.js';
-import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
-import { withExistingStore } from './cli-store.js';
+import type { CliIo } from './cli-io.js';
+import { dbOption, withStore } from './cli-store.js';
 import { parseCliDate } from './dates.js';
 
 /** Who runs this command, for the audit trail: `cli:<OS user>`, or `cli` when the OS will not say. */
@@ -104,15 +103,8 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
     .option('--limit <n>', 'at most this many events (default 100)', positiveArg(100_000), 100)
     .option('--before <id>', 'only events older than this id (the next page)', positiveArg(Number.MAX_SAFE_INTEGER))
     .option('--json', 'one JSON object per line')
-    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(dbOption())
     .action(async (options: AuditOptions) => {
-      let databaseUrl: string;
-      try {
-        databaseUrl = loadConfig({ flags: { db: options.db }, env: io.env }).databaseUrl;
-      } catch (error) {
-        if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-        throw error;
-      }
       let query: AuditQuery = {
         limit: options.limit,
         ...(options.login !== undefined && { login: isLoginFingerprint(options.login) ? options.login.trim().toLowerCase() : options.login }),
@@ -122,7 +114,7 @@ export function registerAuditCommand(program: Command, io: CliIo): void {
         ...(options.until !== undefined && { until: options.until }),
         ...(options.before !== undefined && { beforeId: options.before }),
       };
-      const rows = await withExistingStore(databaseUrl, async (store) => {
+      const rows = await withStore(io, options.db, async (store) => {
         // An unknown login is recorded only as its keyed fingerprint: look for that as well.
         if (options.login !== undefined && !isLoginFingerprint(options.login)) {
           query = { ...query, loginFp: loginFingerprint(await loadLoginFingerprintKey(store), options.login) };

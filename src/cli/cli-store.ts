@@ -5,10 +5,12 @@
  * Only `migrate` and `serve` create a database (`create: true`); every other command refuses a
  * missing one, so a mistyped --db does not leave an empty database (and its directories) behind.
  */
+import { Option } from 'commander';
+import { ConfigError, DEFAULT_DATABASE_URL, loadConfig, type Config, type ConfigFlags } from '../config.js';
 import { classifyDatabaseError, DatabaseError, firstLine, type DatabaseProblem } from '../store/database-errors.js';
 import { openStore, redactDatabaseUrl, type OpenStoreOptions } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
-import { CliError, EXIT_DB_DAMAGED, EXIT_DB_FOREIGN, EXIT_DB_MISSING, EXIT_DB_READ_ONLY } from './cli-io.js';
+import { CliError, EXIT_DB_DAMAGED, EXIT_DB_FOREIGN, EXIT_DB_MISSING, EXIT_DB_READ_ONLY, EXIT_USAGE, type CliIo } from './cli-io.js';
 
 const EXIT_CODES: Record<DatabaseProblem, number> = {
   missing: EXIT_DB_MISSING,
@@ -54,4 +56,23 @@ export async function withExistingStore<T>(databaseUrl: string, fn: (store: Stor
   } finally {
     await store.close();
   }
+}
+
+/** `--db <url>`, the same option on every command that uses the database. */
+export const dbOption = (): Option => new Option('--db <url>', `database URL (env DATABASE_URL; default ${DEFAULT_DATABASE_URL})`);
+
+/** The configuration a command runs with (defaults < file < environment < flags, config.ts); a bad one is a usage error. */
+export function cliConfig(io: CliIo, flags: ConfigFlags): Config {
+  try {
+    return loadConfig({ flags, env: io.env });
+  } catch (error) {
+    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
+    throw error;
+  }
+}
+
+/** Opens the existing database named by --db / DATABASE_URL (withExistingStore), runs `fn` with it and the configuration. */
+export async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store, config: Config) => Promise<T>): Promise<T> {
+  const config = cliConfig(io, { db });
+  return withExistingStore(config.databaseUrl, (store) => fn(store, config));
 }

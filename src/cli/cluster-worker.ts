@@ -5,15 +5,12 @@
  */
 import type { Config } from '../config.js';
 import type { ClusterMessage } from './cluster.js';
-import { tuneHeapGrowth } from './memory-tuning.js';
 import { serve } from './serve.js';
 
 if (process.send === undefined) {
   process.stderr.write('cluster-worker.js is started by "svcapi-auth serve --workers N", not by hand\n');
   process.exit(2);
 }
-
-tuneHeapGrowth(process.execArgv);
 
 const stop = new AbortController();
 let configured = false;

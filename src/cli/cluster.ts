@@ -17,7 +17,6 @@ import type { Config } from '../config.js';
 import { openCliStore } from './cli-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { serve } from './serve.js';
-import { missingTuning } from './memory-tuning.js';
 import { MAX_WORKERS, parseWorkers } from './workers-count.js';
 
 /** Messages between the primary and its workers. */
@@ -70,13 +69,10 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     io.stderr.write(`svcapi-auth primary ${process.pid}: ${text}\n`);
   };
 
-  // The workers serve, so they get the memory settings (memory-tuning.ts) the primary can give
-  // them at their start, without a relaunch of their own.
-  const tuning = missingTuning(process.env, process.execArgv);
-  cluster.setupPrimary({
-    exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false,
-    execArgv: [...process.execArgv, ...tuning.execArgv],
-  });
+  // The workers start with the primary's node flags and environment (cluster's defaults), so
+  // the memory settings of the deployment (deploy/: MALLOC_ARENA_MAX, NODE_OPTIONS, node's
+  // flags) reach them too.
+  cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false });
 
   return new Promise<number>((resolve) => {
     const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, startedAt: 0, failures: 0, timer: null }));
@@ -100,7 +96,7 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
 
     const fork = (slot: Slot): void => {
       slot.timer = null;
-      const worker = cluster.fork(tuning.env);
+      const worker = cluster.fork();
       slot.worker = worker;
       slot.startedAt = Date.now();
       worker.on('message', (message: ClusterMessage) => {

@@ -10,10 +10,9 @@
  */
 import { writeFile } from 'node:fs/promises';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
 import { displayText, safeJson } from '../domain/display-text.js';
 import type { ShadowDifferenceRecord } from '../store/store.js';
-import { withExistingStore } from './cli-store.js';
+import { dbOption, withStore } from './cli-store.js';
 import { acceptedDeviations, CheckError, jsonReport, markdownReport, runCheck, summaryLine, type CaseOutcome } from '../compat/check.js';
 import { DEFAULT_PROBE_LIMITS, type ProbeLimits } from '../compat/http-probe.js';
 import { learnProfile, LearnError } from '../compat/learn.js';
@@ -159,16 +158,9 @@ export function registerCompatCommands(program: Command, io: CliIo, setExitCode:
     .description('show the differences the shadow and front modes kept (newest first): the request and both answers, credentials as fingerprints')
     .option('--limit <n>', 'at most this many differences (default 20)', limitArg, 20)
     .option('--json', 'one JSON object per line, with both answers')
-    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(dbOption())
     .action(async (options: { limit: number; json?: boolean; db?: string }) => {
-      let databaseUrl: string;
-      try {
-        databaseUrl = loadConfig({ flags: { db: options.db }, env: io.env }).databaseUrl;
-      } catch (error) {
-        if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-        throw error;
-      }
-      const rows = await withExistingStore(databaseUrl, (store) => store.listShadowDifferences(options.limit));
+      const rows = await withStore(io, options.db, (store) => store.listShadowDifferences(options.limit));
       if (options.json === true) {
         for (const d of rows) {
           io.stdout.write(`${safeJson({

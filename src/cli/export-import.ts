@@ -5,25 +5,11 @@
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
-import { Option, type Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
+import type { Command } from 'commander';
 import { exportData, importData, ImportError, RECORD_TYPES, type TransferCounts } from '../domain/data-transfer.js';
-import type { Store } from '../store/store.js';
-import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { CliError, type CliIo } from './cli-io.js';
 import { recordCliAudit } from './audit-command.js';
-import { withExistingStore } from './cli-store.js';
-
-async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
-  let databaseUrl: string;
-  try {
-    databaseUrl = loadConfig({ flags: { db }, env: io.env }).databaseUrl;
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
-  // Both ends exist already: import fills a database `migrate` created, never a mistyped path.
-  return withExistingStore(databaseUrl, fn);
-}
+import { dbOption, withStore } from './cli-store.js';
 
 /** Writes respecting back-pressure, so a large export does not pile up in memory. */
 function lineWriter(stream: NodeJS.WritableStream): (line: string) => Promise<void> {
@@ -35,7 +21,6 @@ function lineWriter(stream: NodeJS.WritableStream): (line: string) => Promise<vo
 const summary = (counts: TransferCounts): string => RECORD_TYPES.map((t) => `${counts[t]} ${t === 'news' ? 'news' : `${t}s`}`).join(', ');
 
 export function registerExportImport(program: Command, io: CliIo): void {
-  const dbOption = (): Option => new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)');
 
   program.command('export')
     .description('write applications, users (with password hashes), news and live tokens (as hashes) as JSON lines')

@@ -15,7 +15,6 @@ import { createInterface } from 'node:readline';
 import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { ConfigError, loadConfig } from '../config.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import {
   importUsers, type CsvRow, type FormatCounts, type ImportOptions, type ImportReport, type ImportSource, type JsonRow,
@@ -24,9 +23,8 @@ import { MEMBERSHIP_ALGORITHMS, parseMachineKey, parseMembershipAlgorithm, type 
 import { migrationReport } from '../domain/migration-report.js';
 import { importLegacyTokens, missingTokenColumns } from '../domain/legacy-token-import.js';
 import { systemClock } from '../domain/clock.js';
-import type { Store } from '../store/store.js';
-import { withExistingStore } from './cli-store.js';
-import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { dbOption, withStore } from './cli-store.js';
+import { CliError, type CliIo } from './cli-io.js';
 import { recordCliAudit } from './audit-command.js';
 
 /** Where the machine key may come from besides a file: never the command line. */
@@ -53,17 +51,6 @@ function delimiterArg(text: string): string {
   if (text.toLowerCase() === 'tab' || text === '\\t') return '\t';
   if (text.length !== 1) throw new InvalidArgumentError('expected one character, or "tab".');
   return text;
-}
-
-async function withStore<T>(io: CliIo, db: string | undefined, fn: (store: Store) => Promise<T>): Promise<T> {
-  let url: string;
-  try {
-    url = loadConfig({ flags: { db }, env: io.env }).databaseUrl;
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
-  return withExistingStore(url, fn);
 }
 
 /** The `<machineKey>` from --decryption-key-file or the environment; null without one. */
@@ -232,7 +219,6 @@ function withDb<T extends { db?: string }>(options: T, command: Command): T {
 const appOption = (): Option => new Option('--app <appId>', 'grant this application to every imported user (repeat for several), besides the Applications column').argParser(appIdArg);
 const dryRunOption = (): Option => new Option('--dry-run', 'decide every row and print the report, but write nothing');
 const jsonOption = (): Option => new Option('--json', 'print the report as one JSON object');
-const dbOption = (): Option => new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)');
 const delimiterOption = (): Option => new Option('--delimiter <char>', 'CSV field separator: one character, or "tab"').argParser(delimiterArg).default(',');
 const algorithmOption = (forWhat: string): Option => new Option('--hash-algorithm <name>', `the old membership hashAlgorithmType${forWhat}: ${MEMBERSHIP_ALGORITHMS.join(', ')}`).argParser(algorithmArg).default('SHA1');
 const decryptionOption = (): Option => new Option('--decryption <algorithm>', 'the old <machineKey decryption>, for Encrypted passwords: AES or 3DES').default('AES');
@@ -243,37 +229,38 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
   const importCommand = program.commands.find((c) => c.name() === 'import')
     ?? program.command('import').description('import users from another system');
 
-  importCommand.command('membership')
-    .description('import ASP.NET Membership users (aspnet_Users + aspnet_Membership as CSV), keeping their passwords')
-    .argument('<file>', 'CSV with a header: UserName, Password, PasswordFormat, PasswordSalt, IsApproved, IsLockedOut[, Applications]')
-    .addOption(algorithmOption(''))
-    .addOption(decryptionOption())
-    .addOption(keyFileOption())
-    .addOption(appOption())
-    .addOption(delimiterOption())
-    .addOption(dryRunOption())
-    .addOption(jsonOption())
-    .addOption(dbOption())
-    .action(async (file: string, options: CsvOptions, command: Command) => {
-      const machineKey = await machineKeyFrom(io, options);
-      await runImport(io, 'membership', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, requiredColumns('membership'), options.delimiter));
-    });
-
-  importCommand.command('identity')
-    .description('import ASP.NET Identity users (AspNetUsers as CSV), keeping their passwords')
-    .argument('<file>', 'CSV with a header: UserName, PasswordHash[, LockoutEnd or LockoutEndDateUtc, LockoutEnabled, Applications]')
-    .addOption(algorithmOption(' of Membership "hash|format|salt" triplets'))
-    .addOption(decryptionOption())
-    .addOption(keyFileOption())
-    .addOption(appOption())
-    .addOption(delimiterOption())
-    .addOption(dryRunOption())
-    .addOption(jsonOption())
-    .addOption(dbOption())
-    .action(async (file: string, options: CsvOptions, command: Command) => {
-      const machineKey = await machineKeyFrom(io, options);
-      await runImport(io, 'identity', file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, requiredColumns('identity'), options.delimiter));
-    });
+  // The two ASP.NET CSV sources differ only in their columns and in what the hash algorithm option applies to.
+  const csvSources = [
+    {
+      source: 'membership',
+      description: 'import ASP.NET Membership users (aspnet_Users + aspnet_Membership as CSV), keeping their passwords',
+      columns: 'CSV with a header: UserName, Password, PasswordFormat, PasswordSalt, IsApproved, IsLockedOut[, Applications]',
+      algorithmOf: '',
+    },
+    {
+      source: 'identity',
+      description: 'import ASP.NET Identity users (AspNetUsers as CSV), keeping their passwords',
+      columns: 'CSV with a header: UserName, PasswordHash[, LockoutEnd or LockoutEndDateUtc, LockoutEnabled, Applications]',
+      algorithmOf: ' of Membership "hash|format|salt" triplets',
+    },
+  ] as const;
+  for (const { source, description, columns, algorithmOf } of csvSources) {
+    importCommand.command(source)
+      .description(description)
+      .argument('<file>', columns)
+      .addOption(algorithmOption(algorithmOf))
+      .addOption(decryptionOption())
+      .addOption(keyFileOption())
+      .addOption(appOption())
+      .addOption(delimiterOption())
+      .addOption(dryRunOption())
+      .addOption(jsonOption())
+      .addOption(dbOption())
+      .action(async (file: string, options: CsvOptions, command: Command) => {
+        const machineKey = await machineKeyFrom(io, options);
+        await runImport(io, source, file, withDb(options, command), { hashAlgorithm: options.hashAlgorithm, machineKey }, csvRows(file, requiredColumns(source), options.delimiter));
+      });
+  }
 
   importCommand.command('users')
     .description('import users with PHC / MCF password hashes (argon2, bcrypt, scrypt, PBKDF2) from JSON lines')
@@ -338,5 +325,6 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
         io.stdout.write(`${cells.map((c, i) => (i === 1 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()}\n`);
       }
       io.stdout.write(`Total: ${report.users} user(s); ${report.migratedByLegacyService} migrated through the legacy service at their first login\n`);
+      io.stdout.write(`Live sessions issued by the legacy service (import tokens, token adoption): ${report.legacyTokensLive}\n`);
     });
 }

@@ -1,7 +1,8 @@
 /**
  * serve's wiring of what talks to the old service beyond lazy migration: the CA file trusted for
  * it (`legacy.caFile`) and token passthrough (`legacy.tokenPassthrough`,
- * domain/legacy-token-passthrough.ts) with its metrics and log lines.
+ * domain/legacy-token-passthrough.ts), with adoption when `legacy.adoptTokens` is on
+ * (domain/legacy-token-adoption.ts), and their metrics and log lines.
  *
  * What the operator sees (docs/cutover.md#passthrough): at start, whether passthrough is on and
  * until when; every circuit change and the end of the window as they happen; an "unsafe" old
@@ -14,12 +15,14 @@ import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
 import { systemClock, type Clock } from '../domain/clock.js';
+import { createTokenAdopter, TOKEN_ADOPTION_RESULTS, type TokenAdoptionResult } from '../domain/legacy-token-adoption.js';
 import { createLegacyTokenPassthrough, LEGACY_TOKEN_CHECK_RESULTS, type LegacyTokenCheckResult, type LegacyTokenPassthrough } from '../domain/legacy-token-passthrough.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { describeTokenForm, type TokenForm } from '../domain/token-form.js';
 import { legacyAnswerRules } from '../domain/legacy-guard.js';
 import { createSoapLegacyTokenService } from '../legacy/soap-legacy-tokens.js';
 import type { ServiceMetrics } from '../ops/metrics.js';
+import type { Store } from '../store/store.js';
 import { CliError } from './cli-io.js';
 
 /** The PEM file of `legacy.caFile`, read and checked once at start; undefined when none is set. */
@@ -57,6 +60,8 @@ export interface TokenPassthroughOptions {
   readonly config: Config;
   readonly logger: Logger;
   readonly metrics: ServiceMetrics;
+  /** Where adopted tokens are stored (`legacy.adoptTokens`). */
+  readonly store: Store;
   readonly ca?: Buffer;
   readonly clock?: Clock;
   /** How often the log summarises the checks (default 15 minutes). */
@@ -71,8 +76,11 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
   const clock = options.clock ?? systemClock;
   const until = new Date(tokenPassthroughUntil);
   const form = legacyTokenForm(config);
+  const adopt = config.legacy.adoptTokens;
+  const tokenLayout = config.compat.profile.json.validateUserToken;
   const client = createSoapLegacyTokenService({
     url, timeoutMs: config.legacy.tokenTimeoutMs, maxSockets: config.legacy.maxConcurrent, ...(options.ca !== undefined && { ca: options.ca }),
+    ...(adopt && { jsonInputs: tokenLayout.inputs }),
   });
   // The metrics read the passthrough's status at scrape time, and it reports to the metrics.
   const made: { passthrough?: LegacyTokenPassthrough } = {};
@@ -92,6 +100,12 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
     circuitFailures: config.legacy.circuitFailures,
     circuitCooldownMs: config.legacy.circuitCooldownMs,
     ...observers,
+    ...(adopt && { adopter: createTokenAdopter({ store: options.store, clock, layout: tokenLayout }) }),
+    onAdoption: (result) => {
+      observers.onAdoption(result);
+      // Never the token nor its owner: the result only (the summary and the metric count them).
+      logger.debug({ adoption: result }, `token adoption: ${result}`);
+    },
     onChange: (change) => {
       const fields = { passthrough: change.event };
       if (change.event === 'unsafe') logger.error(fields, `token passthrough refused: ${change.reason}`);
@@ -102,16 +116,20 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
   made.passthrough = passthrough;
   const ended = clock.now().getTime() >= until.getTime();
   if (ended) logger.info({ until: until.toISOString() }, 'token passthrough ended already (legacy.tokenPassthrough): tokens of the old service are not asked about');
-  else logger.info({ until: until.toISOString(), tokenForm: describeTokenForm(form) }, 'token passthrough on: tokens unknown here in the old service\'s form are asked of it until the end date');
+  else logger.info({ until: until.toISOString(), tokenForm: describeTokenForm(form), adoptTokens: adopt }, `token passthrough on: tokens unknown here in the old service's form are asked of it until the end date${adopt ? '; those it vouches for are adopted when its ValidateUserTokenJSON names their owner and expiry' : ''}`);
 
   let last: Readonly<Record<LegacyTokenCheckResult, number>> = passthrough.status().counts;
+  let lastAdoptions: Readonly<Record<TokenAdoptionResult, number>> = passthrough.status().adoptions;
   const summary = setInterval(() => {
     const status = passthrough.status();
     const since = Object.fromEntries(LEGACY_TOKEN_CHECK_RESULTS.map((r) => [r, status.counts[r] - last[r]])) as Record<LegacyTokenCheckResult, number>;
+    const adoptedSince = Object.fromEntries(TOKEN_ADOPTION_RESULTS.map((r) => [r, status.adoptions[r] - lastAdoptions[r]])) as Record<TokenAdoptionResult, number>;
     last = status.counts;
+    lastAdoptions = status.adoptions;
     const total = LEGACY_TOKEN_CHECK_RESULTS.reduce((sum, r) => sum + since[r], 0);
     if (total === 0) return;
-    logger.info({ checks: since, circuit: status.circuit, active: status.active }, `token passthrough: ${since.valid + since.cached_valid} of ${total} checks of old tokens were valid since the last summary`);
+    const adoptions = adopt ? `; ${adoptedSince.adopted} adopted` : '';
+    logger.info({ checks: since, circuit: status.circuit, active: status.active, ...(adopt && { adoptions: adoptedSince }) }, `token passthrough: ${since.valid + since.cached_valid} of ${total} checks of old tokens were valid since the last summary${adoptions}`);
   }, options.summaryIntervalMs ?? 15 * 60_000);
   summary.unref();
   return {

@@ -1,13 +1,12 @@
 #!/usr/bin/env node
 /**
- * The `svcapi-auth` executable. The commands are in program.ts, loaded on first use: a `serve`
- * that starts itself again with its memory settings (memory-tuning.ts) leaves a launcher
- * process waiting for the service, and that process should not hold the whole program.
+ * The `svcapi-auth` executable. The commands are in program.ts. Process and memory tuning
+ * (malloc arenas, V8 heap flags) is not done here: the deployment files set it before the
+ * process starts (deploy/, docs/operations.md), which is the only time it can take effect.
  */
 import { realpath } from 'node:fs/promises';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import type { CliIo } from './cli-io.js';
-import { launcherSignal, relaunchTuning, runRelaunched, tuneHeapGrowth } from './memory-tuning.js';
 
 export type { CliIo } from './cli-io.js';
 
@@ -37,20 +36,10 @@ if (await isEntryPoint()) {
     if (error.code === 'EPIPE') process.exit(0);
     throw error;
   });
-  const argv = process.argv.slice(2);
-  const tuning = relaunchTuning(argv, process.env, process.execArgv, process.platform);
-  const relaunched = tuning === null ? null : await runRelaunched(tuning, fileURLToPath(import.meta.url), argv);
-  if (relaunched !== null) {
-    process.exitCode = relaunched;
-  } else {
-    const signal = launcherSignal(process.env);
-    if (argv[0] === 'serve') tuneHeapGrowth(process.execArgv);
-    process.exitCode = await runCli(argv, {
-      stdin: process.stdin,
-      stdout: process.stdout,
-      stderr: process.stderr,
-      env: process.env,
-      ...(signal !== undefined && { signal }),
-    });
-  }
+  process.exitCode = await runCli(process.argv.slice(2), {
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    env: process.env,
+  });
 }

@@ -18,7 +18,7 @@ import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { NewsTableProfile } from '../contract/compat-profile.js';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import type { Config } from '../config.js';
 import { canonicalLanguage } from '../domain/languages.js';
 import type { NewsFacts } from '../contract/compat-profile.js';
 import { emptyNewsImportReport, importNewsFacts, type NewsImportReport } from '../domain/news-import.js';
@@ -28,7 +28,9 @@ import type { Application, Store } from '../store/store.js';
 import { quoteUntrusted, type DataTableColumnInfo } from '../wire/datatable-reader.js';
 import { compileNewsRowReader } from '../wire/news-row-reader.js';
 import { recordCliAudit } from './audit-command.js';
+import { readLegacyCa } from './legacy-passthrough.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { cliConfig, dbOption } from './cli-store.js';
 import { parseDuration } from './durations.js';
 
 interface NewsImportOptions {
@@ -71,12 +73,7 @@ function legacyUrlArg(text: string): string {
 }
 
 function configFrom(io: CliIo, options: NewsImportOptions): Config {
-  try {
-    return loadConfig({ flags: { db: options.db, compat: options.compat, timeZone: options.timeZone }, env: io.env });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
+  return cliConfig(io, { db: options.db, compat: options.compat, timeZone: options.timeZone });
 }
 
 /**
@@ -157,10 +154,12 @@ async function runImport(io: CliIo, options: NewsImportOptions): Promise<void> {
     });
 
     if (options.fromLegacy !== undefined) {
+      // The CA serve trusts for the old service (legacy.caFile), for an https --from-legacy too.
+      const ca = await readLegacyCa(config);
       const qty = options.qty ?? profile.maxRows ?? 100;
       for (const language of languages.length === 0 ? [''] : languages) {
         const answer = await fetchLegacyWhatsNew(
-          { url: options.fromLegacy, ...(options.timeout !== undefined && { timeoutMs: options.timeout }) },
+          { url: options.fromLegacy, ...(options.timeout !== undefined && { timeoutMs: options.timeout }), ...(ca !== undefined && { ca }) },
           { appId: app.appId, language, appVersion: options.appVersion ?? '', qtyNews: qty },
         );
         if (!answer.ok) {
@@ -208,6 +207,6 @@ export function registerNewsImport(news: Command, io: CliIo): void {
     .addOption(new Option('--time-zone <zone>', 'IANA zone of DateTimes written without an offset (env SVCAPI_TIME_ZONE; default the machine\'s)'))
     .option('--timeout <duration>', 'the longest a WhatsNew call may take (default 30s)', timeoutArg)
     .option('--delimiter <char>', 'CSV field separator (default ,)')
-    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(dbOption())
     .action(async (options: NewsImportOptions) => runImport(io, options));
 }

@@ -10,12 +10,13 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSyn
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Option, type Command } from 'commander';
-import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config.js';
+import type { Config, ConfigFlags } from '../config.js';
 import { parseDatabaseUrl } from '../store/open-store.js';
-import { SQLITE_MIGRATIONS } from '../store/sqlite/migrations/sqlite-migrations.js';
+import { LATEST_SCHEMA_VERSION } from '../store/migrations/store-migrations.js';
 import { DatabaseError } from '../store/database-errors.js';
 import { inspectSqliteFile, prepareSqliteFile } from '../store/sqlite/sqlite-store.js';
-import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { CliError, type CliIo } from './cli-io.js';
+import { cliConfig, dbOption } from './cli-store.js';
 
 // --- options shared by `serve` and `config print` ---
 
@@ -24,15 +25,6 @@ export const logPrettyOption = (): Option => new Option('--log-pretty', 'human-r
 export const trustedProxiesOption = (): Option => new Option('--trusted-proxies <list>', 'comma-separated IPs/CIDRs of reverse proxies whose X-Forwarded-For is believed (env SVCAPI_TRUSTED_PROXIES; default none)');
 export const managementHostOption = (): Option => new Option('--management-host <host>', 'address of the health/metrics listener (env SVCAPI_MANAGEMENT_HOST; default 127.0.0.1)');
 export const managementPortOption = (): Option => new Option('--management-port <port>', 'port of the health/metrics listener, 0 for any free port, off to disable (env SVCAPI_MANAGEMENT_PORT; default 9464)');
-
-function loadOrExplain(io: CliIo, flags: ConfigFlags): Config {
-  try {
-    return loadConfig({ flags, env: io.env });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
-}
 
 // --- secrets in the printed configuration ---
 
@@ -80,7 +72,6 @@ function sqlitePath(config: Config, verb: 'backup' | 'restore'): string {
   return location.path;
 }
 
-const LATEST_SCHEMA = SQLITE_MIGRATIONS.reduce((max, m) => Math.max(max, m.version), 0);
 
 /**
  * Checks a SQLite file is sound and is an svcapi-auth database (the rule the store opens files
@@ -174,8 +165,8 @@ export async function restoreSqlite(config: Config, backupFile: string): Promise
   if (!existsSync(file)) throw new CliError(`there is no backup file at ${file}`);
   if (file === target) throw new CliError('the backup file is the database itself');
   const schemaVersion = checkDatabaseFile(file, 'the backup');
-  if (schemaVersion > LATEST_SCHEMA) {
-    throw new CliError(`the backup has schema version ${schemaVersion}, newer than this svcapi-auth knows (${LATEST_SCHEMA}); restore it with a newer svcapi-auth`);
+  if (schemaVersion > LATEST_SCHEMA_VERSION) {
+    throw new CliError(`the backup has schema version ${schemaVersion}, newer than this svcapi-auth knows (${LATEST_SCHEMA_VERSION}); restore it with a newer svcapi-auth`);
   }
   let previous: string | null = null;
   if (existsSync(target)) {
@@ -233,27 +224,27 @@ export function registerOpsCommands(program: Command, io: CliIo): void {
     .addOption(new Option('--tls-key <file>', 'as serve --tls-key'))
     .addOption(new Option('--audit-retention-days <days>', 'as serve --audit-retention-days'))
     .action((options: ConfigFlags) => {
-      io.stdout.write(`${JSON.stringify(printableConfig(loadOrExplain(io, options)), null, 2)}\n`);
+      io.stdout.write(`${JSON.stringify(printableConfig(cliConfig(io, options)), null, 2)}\n`);
     });
 
   program.command('backup')
     .description('copy the SQLite database to <file> while the service runs (online backup); for PostgreSQL use pg_dump')
     .argument('<file>', 'backup file to write')
     .option('--force', 'overwrite <file> if it exists')
-    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(dbOption())
     .addOption(configFileOption())
     .action(async (target: string, options: { force?: boolean; db?: string; config?: string }) => {
-      const done = await backupSqlite(loadOrExplain(io, { db: options.db, config: options.config }), target, { force: options.force === true });
+      const done = await backupSqlite(cliConfig(io, { db: options.db, config: options.config }), target, { force: options.force === true });
       io.stdout.write(`Backed up ${done.source} (schema version ${done.schemaVersion}) to ${done.target} (${done.bytes} bytes)\n`);
     });
 
   program.command('restore')
     .description('replace the SQLite database with a backup; the service must be stopped (refused while the database is in use)')
     .argument('<file>', 'backup file written by svcapi-auth backup')
-    .addOption(new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)'))
+    .addOption(dbOption())
     .addOption(configFileOption())
     .action(async (file: string, options: { db?: string; config?: string }) => {
-      const done = await restoreSqlite(loadOrExplain(io, { db: options.db, config: options.config }), file);
+      const done = await restoreSqlite(cliConfig(io, { db: options.db, config: options.config }), file);
       io.stdout.write(`Restored ${resolve(file)} into ${done.target} (schema version ${done.schemaVersion})\n`);
       if (done.previous !== null) io.stdout.write(`The database it replaced is kept as ${done.previous}\n`);
       io.stdout.write('Start the service again (it applies any newer schema migrations on start).\n');

@@ -5,14 +5,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import { ConfigError, loadConfig, type Config, type ConfigFlags } from '../config.js';
+import type { Config } from '../config.js';
 import { createAdminService, type AdminResult, type AdminService } from '../domain/admin-service.js';
 import { createArgon2Hasher } from '../domain/password-hasher.js';
 import type { LoginThrottleReport } from '../domain/login-throttle.js';
 import type { Application, NewsRecord, User } from '../store/store.js';
 import { redactDatabaseUrl } from '../store/open-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
-import { databaseFailure, openCliStore, withExistingStore } from './cli-store.js';
+import { cliConfig, databaseFailure, dbOption, openCliStore, withStore } from './cli-store.js';
 import { parseCliDate } from './dates.js';
 import { formatDuration, parseDuration } from './durations.js';
 import { readPassword } from './read-password.js';
@@ -136,24 +136,12 @@ interface DbOptions {
   readonly db?: string;
 }
 
-function configFrom(io: CliIo, flags: ConfigFlags): Config {
-  try {
-    return loadConfig({ flags, env: io.env });
-  } catch (error) {
-    if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
-    throw error;
-  }
-}
-
 /** Opens the existing database named by --db / DATABASE_URL, runs `fn` with an admin service (and the configuration), closes it. */
 async function withAdmin<T>(io: CliIo, options: DbOptions, fn: (admin: AdminService, config: Config) => Promise<T>): Promise<T> {
-  const config = configFrom(io, { db: options.db });
-  return withExistingStore(config.databaseUrl, (store) => fn(createAdminService({
+  return withStore(io, options.db, (store, config) => fn(createAdminService({
     store, hasher: createArgon2Hasher(), audit: storeAuditRecorder(store, io), actor: cliActor(), throttle: config.bruteForce,
   }), config));
 }
-
-const dbOption = (): Option => new Option('--db <url>', 'database URL (env DATABASE_URL; default sqlite:./data/svcapi-auth.db)');
 
 function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   const program = new Command('svcapi-auth')
@@ -185,7 +173,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .addOption(new Option('--compat <file>', 'answer as the legacy service did: a compatibility profile (JSON; env SVCAPI_COMPAT; docs/compat-profile.md)'))
     .addOption(new Option('--workers <n>', 'worker processes sharing the port: a number, or auto for one per core (env SVCAPI_WORKERS; default 1)').argParser(workersArg))
     .action(async (options: { host?: string; port?: string; db?: string; logLevel?: string; workers?: number }) => {
-      setExitCode(await serveCommand(configFrom(io, options), io, options.workers));
+      setExitCode(await serveCommand(cliConfig(io, options), io, options.workers));
     });
 
   // migrate
@@ -193,7 +181,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
     .description('create the database if needed and apply pending schema migrations (with serve, the only commands that create one)')
     .addOption(dbOption())
     .action(async (options: DbOptions) => {
-      const config = configFrom(io, { db: options.db });
+      const config = cliConfig(io, { db: options.db });
       const store = await openCliStore(config.databaseUrl, { create: true }, 'migrate');
       try {
         io.stdout.write(`Database ${redactDatabaseUrl(config.databaseUrl)} is at schema version ${await store.schemaVersion()}\n`);
@@ -435,7 +423,7 @@ function buildProgram(io: CliIo, setExitCode: (code: number) => void): Command {
   // token
   const token = program.command('token').description('manage issued tokens');
   token.command('list')
-    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token; ORIGIN: ours, or legacy if `import tokens` brought it)')
+    .description('list a user\'s live sessions (the ID is a fingerprint of the token, never the token; ORIGIN: ours, or legacy if `import tokens` brought it or token adoption stored it)')
     .requiredOption('--user <login>', 'the user')
     .option('--json', 'one JSON object per line')
     .addOption(dbOption())

@@ -91,7 +91,8 @@ export interface ServeHooks {
 export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
   // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign one.
   const store = await openCliStore(config.databaseUrl, {
-    create: true, integrityCheck: hooks.integrityChecked !== true, sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
+    create: true, integrityCheck: hooks.integrityChecked !== true, groupCommit: config.performance.groupCommit,
+    sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
   });
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
@@ -135,7 +136,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       ops.readiness.reportLegacy(() => legacy.status());
     }
     // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
-    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, ...(legacyCa !== undefined && { ca: legacyCa }) });
+    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, store, ...(legacyCa !== undefined && { ca: legacyCa }) });
     const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
       store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
@@ -158,6 +159,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
         settings: { ...config.legacy, url: legacyUrl },
         profile: config.compat.profile, store, fingerprintKey, logger, ...(legacyCa !== undefined && { ca: legacyCa }),
         onResult: ops.metrics.shadowResult, onFront: ops.metrics.frontResult,
+        pipelining: config.performance.shadowPipelining, byteCompare: config.performance.shadowByteCompare,
       });
       const m = mirror;
       ops.metrics.reportShadowDepth(() => m.depth());

@@ -1,7 +1,4 @@
-/**
- * The number of `serve --workers` processes, in a module of its own: main.ts reads it before it
- * loads the rest of the program (memory-tuning.ts), cluster.ts when it parses the option.
- */
+/** The number of `serve --workers` processes (cluster.ts, when it parses the option). */
 import { availableParallelism } from 'node:os';
 
 export const MAX_WORKERS = 256;

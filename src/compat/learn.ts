@@ -165,7 +165,7 @@ export async function learnProfile(options: LearnOptions): Promise<LearnResult> 
     failing: Readonly<Record<string, string>>,
   ): Promise<Record<string, unknown> | null> {
     const which = operation === 'ValidateUserJSON' ? 'validateUser' : 'validateUserToken';
-    const facts = { operation: which, login, token: which === 'validateUserToken' ? token : null } as const;
+    const facts = { operation: which, login, appId, token: which === 'validateUserToken' ? token : null } as const;
     const asArgs = (values: Readonly<Record<string, string>>): CallArgs => Object.entries(values);
     const via = (source: JsonInputSource, values: Readonly<Record<string, string>>): CallExtras & { args: CallArgs } => {
       if (source === 'query') return { args: [], query: asArgs(values).map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v ?? '')}`).join('&') };

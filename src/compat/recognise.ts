@@ -68,6 +68,8 @@ export interface JsonFacts {
   /** The token the call was given (ValidateUserTokenJSON); a successful ValidateUserJSON's new token is recognised by its form. */
   readonly token: string | null;
   readonly login: string | null;
+  /** The AppID the token was issued for (a number equal to it in a success is that fact). */
+  readonly appId?: number | null;
 }
 
 export interface RecognisedJson {
@@ -120,6 +122,8 @@ export function recogniseJson(raw: string, facts: JsonFacts): RecognisedJson | s
       members.push({ key, value: { field: 'expiresAt' } });
     } else if (typeof v === 'string' && facts.login !== null && facts.login !== '' && v === facts.login) {
       members.push({ key, value: { field: 'login' } });
+    } else if (typeof v === 'number' && facts.success && facts.appId !== undefined && facts.appId !== null && v === facts.appId) {
+      members.push({ key, value: { field: 'appId' } });
     } else {
       members.push({ key, value: { const: v } });
     }

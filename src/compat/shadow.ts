@@ -13,19 +13,24 @@
  *
  * Comparisons wait in a bounded queue (`legacy.shadow.queue` jobs, and MAX_QUEUED_BYTES in all)
  * and run `legacy.shadow.concurrency` at a time; a job that does not fit is dropped and counted.
+ * Shadow work has a CPU budget (src/compat/shadow-budget.ts, `legacy.shadow.cpuShare`): the
+ * event-loop time it takes is measured, and a sampled request is dropped (and counted) while that
+ * time passes the share of the last second.
  * Every job ends as one of `same`, `different`, `error` (the old service failed or our own
  * answer could not be computed) or `dropped`, counted by operation and binding from our own
  * dispatch. The last `legacy.shadow.keep` differences are kept in the store, redacted
  * (src/compat/shadow-redaction.ts), for `compat shadow-report`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { CompatProfile } from '../contract/compat-profile.js';
 import { SERVICE_PATH } from '../contract/operations.js';
 import { createLegacyForwarder, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder } from '../legacy/legacy-forwarder.js';
-import type { Store } from '../store/store.js';
-import { compareAnswers, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
+import { createPipelinedForwarder } from '../legacy/pipelined-forwarder.js';
+import type { ShadowStore } from '../store/store.js';
+import { createShadowBudget, type ShadowBudget } from './shadow-budget.js';
+import { compareAnswers, sameWithoutNormalising, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
 import { createFingerprinter, CREDENTIAL_NAMES, redactRequest } from './shadow-redaction.js';
 
 export type ShadowOutcome = 'same' | 'different' | 'error' | 'dropped';
@@ -51,6 +56,8 @@ export interface MirrorSettings {
     /** Shadow mode only: whether requests that change state in the old service are sent to it too. */
     readonly stateful: boolean;
     readonly maxResponseBytes: number;
+    /** Share of the event loop shadow work may use (shadow-budget.ts); 1: no limit. */
+    readonly cpuShare: number;
   };
 }
 
@@ -100,7 +107,7 @@ export interface MirrorOptions {
   readonly settings: MirrorSettings;
   /** The compatibility profile: the JSON operations' input names are credentials too, and may come in headers. */
   readonly profile: CompatProfile;
-  readonly store: Pick<Store, 'insertShadowDifference'>;
+  readonly store: Pick<ShadowStore, 'insertShadowDifference'>;
   /** The fingerprint key (an installation secret, shared by every instance on the database). */
   readonly fingerprintKey: string;
   readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;
@@ -110,21 +117,29 @@ export interface MirrorOptions {
   readonly ca?: string | Buffer;
   /** For tests: the sampling draw (default Math.random). */
   readonly random?: () => number;
-  /** For tests: whether the event loop is too busy for comparisons now (default: its utilisation, sampled every 100 ms). */
-  readonly busy?: () => boolean;
+  /** For tests: the CPU budget (default: `legacy.shadow.cpuShare` of a 1 s window, on the event loop's clock). */
+  readonly budget?: ShadowBudget;
+  /**
+   * Shadow mode's exchanges on undici's Pool, pipelined (src/legacy/pipelined-forwarder.ts);
+   * false: node:http, a socket per exchange (`performance.shadowPipelining`, the off switch).
+   */
+  readonly pipelining?: boolean;
+  /**
+   * Answers equal byte for byte are the same without normalising (answer-compare.ts
+   * sameWithoutNormalising); false: every answer is normalised and compared in full
+   * (`performance.shadowByteCompare`, the off switch).
+   */
+  readonly byteCompare?: boolean;
 }
 
-/**
- * Comparisons yield to client traffic: while the event loop was busier than this share of the
- * last ELU_SAMPLE_MS (event-loop utilisation), new ones are dropped and counted, so that at
- * saturation shadowing costs next to nothing and under it uses the spare capacity.
- */
-export const MAX_EVENT_LOOP_UTILISATION = 0.6;
-const ELU_SAMPLE_MS = 100;
+/** Exchanges started in one turn of the event loop at most: a burst of jobs is spread over turns. */
+const STARTS_PER_TURN = 16;
 /** All queued comparisons together hold at most this many bytes of requests and answers. */
 export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** Front mode: exchanges with the old service at a time; one more is answered 503 at once. */
 export const FRONT_MAX_IN_FLIGHT = 256;
+/** Shadow mode, pipelined: connections to the old service at most (`legacy.shadow.concurrency` exchanges spread over them). */
+export const SHADOW_CONNECTIONS = 4;
 /** A kept answer or diff is cut to this many characters (the report is for reading). */
 const KEPT_TEXT_CHARS = 16 * 1024;
 /** Longest time a diff of a kept difference may take (a hostile answer must not hold the event loop). */
@@ -176,8 +191,14 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   const fronts = new Set(settings.frontOperations);
   const stateful = new Set(STATEFUL_OPERATIONS);
   const common = { url: settings.url, timeoutMs: settings.timeoutMs, maxResponseBytes: s.maxResponseBytes, ...(options.ca !== undefined && { ca: options.ca }) };
+  const budget = options.budget ?? createShadowBudget({ share: s.cpuShare });
+  const pipelining = options.pipelining ?? true;
   // Two pools: the background comparisons never take a socket a client of front mode waits for.
-  const shadowForwarder: LegacyForwarder = createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
+  // Front mode's, whose answers clients receive, stays on node:http.
+  const shadowForwarder: LegacyForwarder = pipelining
+    ? createPipelinedForwarder({ ...common, maxInFlight: s.concurrency, connections: SHADOW_CONNECTIONS, onWork: (ms) => budget.charge(ms) })
+    : createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
+  const byteCompare = options.byteCompare ?? true;
   const frontForwarder: LegacyForwarder | null = settings.mode === 'front' ? createLegacyForwarder({ ...common, maxInFlight: FRONT_MAX_IN_FLIGHT }) : null;
   const legacySide: AnswerSide = { url: legacyUrl, path: legacyUrl.pathname };
 
@@ -200,16 +221,8 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
 
   const count = (outcome: ShadowOutcome, job: Pick<ShadowJob, 'operation' | 'binding'>): void => options.onResult?.(outcome, job.operation, job.binding);
 
-  // The event loop's utilisation over the last sample: comparisons are shed while it is high.
-  let saturated = false;
-  let lastElu: EventLoopUtilization = performance.eventLoopUtilization();
-  const eluTimer = options.busy === undefined ? setInterval(() => {
-    const now = performance.eventLoopUtilization();
-    saturated = performance.eventLoopUtilization(now, lastElu).utilization > MAX_EVENT_LOOP_UTILISATION;
-    lastElu = now;
-  }, ELU_SAMPLE_MS) : null;
-  eluTimer?.unref();
-  const busy = options.busy ?? ((): boolean => saturated);
+  /** Charges the shadow work since `started` (a performance.now() reading) to the budget. */
+  const charge = (started: number): void => budget.charge(performance.now() - started);
 
   /** Logs when the old service stops or starts answering (once per change, not per request). */
   function noteExchange(result: ForwardResult, mode: string): void {
@@ -228,40 +241,86 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   }
 
   async function keepDifference(job: ShadowJob, legacy: RenderedAnswer, ours: RenderedAnswer): Promise<void> {
+    // Charged up to the store's call: its wait for the database is not the event loop's work.
+    const started = performance.now();
     const redaction = redactRequest(job.request, credentialNames, fingerprint);
     const shown = (a: RenderedAnswer): RenderedAnswer => ({ status: a.status, headers: a.headers.map((h) => redaction.scrub(h)), body: redaction.scrub(a.body) });
     const [l, o] = [shown(legacy), shown(ours)];
     const diff = unifiedDiff(l, o, DIFF_TIMEOUT_MS);
     const json = (a: RenderedAnswer): string => JSON.stringify({ status: a.status, headers: a.headers, body: cut(a.body) });
     try {
-      await options.store.insertShadowDifference({
+      const inserting = options.store.insertShadowDifference({
         at: new Date(), mode: job.mode, operation: job.operation, binding: job.binding,
         requestJson: JSON.stringify({ ...redaction.request, body: cut(redaction.request.body) }),
         legacyJson: json(l), oursJson: json(o), diff: cut(diff),
       }, s.keep);
+      charge(started);
+      await inserting;
     } catch (error) {
       // Counted as different all the same; the database's own message carries no request data.
       logger?.warn({ err: { name: (error as Error).name, message: (error as Error).message } }, 'shadow: a difference could not be kept');
     }
   }
 
+  // Full comparisons (and the differences they find: redaction, a diff of up to DIFF_TIMEOUT_MS)
+  // run one per turn of the event loop: answers arrive many per read, and a burst of them must
+  // not hold the clients' requests back.
+  const slowLane: Array<() => void> = [];
+  function nextSlow(): void {
+    slowLane.shift()?.();
+    if (slowLane.length > 0) setImmediate(nextSlow);
+  }
+  function inSlowLane(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      slowLane.push(resolve);
+      if (slowLane.length === 1) setImmediate(nextSlow);
+    });
+  }
+
+  // Each stretch of shadow work between two awaits is timed and charged to the budget (the
+  // pipelined client charges its own sending and reading).
   async function run(job: ShadowJob): Promise<void> {
     let legacy = job.legacy;
     if (legacy === undefined) {
-      legacy = await shadowForwarder.forward(job.request);
+      // A read-only operation (or documentation) changes nothing in the old service: pipelined, and
+      // sent again if its connection closes before the answer; the others never twice.
+      const idempotent = job.operation === null ? job.binding === 'doc' : !stateful.has(job.operation);
+      const sending = performance.now();
+      const exchange = shadowForwarder.forward({ ...job.request, idempotent });
+      if (!pipelining) charge(sending);
+      legacy = await exchange;
       noteExchange(legacy, 'shadow');
     }
     const ours = await job.ours;
-    if (legacy.kind !== 'answer' || ours === null) return count('error', job);
+    let started = performance.now();
+    if (legacy.kind !== 'answer' || ours === null) {
+      count('error', job);
+      return charge(started);
+    }
     const oursSide: AnswerSide = { url: { origin: job.oursOrigin, host: job.oursOrigin.replace(/^[a-z]+:\/\//, '') }, path: job.oursPath };
+    if (byteCompare && sameWithoutNormalising(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined)) {
+      count('same', job);
+      return charge(started);
+    }
+    charge(started);
+    await inSlowLane();
+    started = performance.now();
     const compared = compareAnswers(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined);
-    if (compared.same) return count('same', job);
-    count('different', job);
+    count(compared.same ? 'same' : 'different', job);
+    charge(started);
+    if (compared.same) return;
+    // Redaction and the diff in a turn of their own.
+    await inSlowLane();
     await keepDifference(job, compared.legacy, compared.ours);
   }
 
   function pump(): void {
+    let started = 0;
     while (running < s.concurrency && queue.length > 0) {
+      if (++started > STARTS_PER_TURN) {
+        schedulePump();
+        return;
+      }
       const next = queue.shift();
       if (next === undefined) break;
       queuedBytes -= next.bytes;
@@ -279,6 +338,16 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     }
   }
 
+  /** Not in this turn: the client's answer is flushed before any work of ours starts. */
+  function schedulePump(): void {
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    setImmediate(() => {
+      pumpScheduled = false;
+      pump();
+    });
+  }
+
   return {
     mode: settings.mode,
     sample(operation, binding, served) {
@@ -288,9 +357,9 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
         if (operation === null ? binding !== 'doc' : stateful.has(operation)) return false;
       }
       if (s.rate < 1 && random() >= s.rate) return false;
-      // Sampled, but the event loop is busy with clients: not compared (and, in front mode, our
-      // own answer not even computed).
-      if (busy()) {
+      // Sampled, but shadow work has used its share of the event loop: not compared (and, in
+      // front mode, our own answer not even computed).
+      if (!budget.admit()) {
         count('dropped', { operation, binding });
         return false;
       }
@@ -319,21 +388,14 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     submit(job) {
       const oursBytes = 'body' in job.ours ? job.ours.body.byteLength : 0;
       const bytes = job.request.body.byteLength + oursBytes + (job.legacy?.kind === 'answer' ? job.legacy.answer.body.byteLength : 0);
-      if (closed || queue.length >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES || busy()) {
+      if (closed || queue.length >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES) {
         // A job dropped still has our pending answer (front mode): nothing waits on it.
         if (!('body' in job.ours)) job.ours.catch(() => undefined);
         return count('dropped', job);
       }
       queue.push({ job, bytes });
       queuedBytes += bytes;
-      // Not in this turn: the client's answer is flushed before any work of ours starts.
-      if (!pumpScheduled) {
-        pumpScheduled = true;
-        setImmediate(() => {
-          pumpScheduled = false;
-          pump();
-        });
-      }
+      schedulePump();
     },
     idle() {
       return new Promise<void>((resolve) => {
@@ -344,7 +406,6 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     depth: () => queue.length,
     async close() {
       closed = true;
-      if (eluTimer !== null) clearInterval(eluTimer);
       for (const { job } of queue.splice(0)) count('dropped', job);
       queuedBytes = 0;
       const done = this.idle();

@@ -584,6 +584,7 @@ ${apps.map((a) => html`<tr><td>${a.appId}</td><td>${a.name}</td><td>${a.enabled 
 <table><thead><tr><th>Format</th><th>Users</th><th>Status</th></tr></thead><tbody>
 ${report.formats.map((f) => html`<tr><td>${f.format}</td><td class="num">${f.users}</td><td>${f.status}</td></tr>`)}</tbody></table>
 <p>Users the legacy service vouched for at their first login here (lazy migration): <strong>${report.migratedByLegacyService}</strong>.</p>
+<p>Live sessions the legacy service issued (import tokens, token adoption): <strong>${report.legacyTokensLive}</strong>.</p>
 <h2>Counters since this process started</h2>
 <table><thead><tr><th>Metric</th><th>Labels</th><th>Value</th></tr></thead><tbody>
 ${metrics.map((m) => html`<tr><td class="mono">${m.name}</td><td class="mono">${labels(m.labels)}</td><td class="num">${m.value}</td></tr>`)}</tbody></table>

@@ -52,9 +52,12 @@ export interface JsonInputs {
   readonly names: Readonly<Record<string, string>>;
 }
 
-/** What one JSON member holds: a fact of the answer, or a fixed value. */
+/**
+ * What one JSON member holds: a fact of the answer, or a fixed value. `login` and `appId` are the
+ * owner of the token (ValidateUserJSON: the user who logged in and the AppID asked for).
+ */
 export type JsonValueSource =
-  | { readonly field: 'success' | 'valid' | 'token' | 'expiresAt' | 'login' }
+  | { readonly field: 'success' | 'valid' | 'token' | 'expiresAt' | 'login' | 'appId' }
   | { readonly const: string | number | boolean | null };
 
 export interface JsonMember {

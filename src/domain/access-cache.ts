@@ -31,7 +31,7 @@
  * are kept from their second check on, as before. Tokens are keyed by their SHA-256 (what the store keeps), never by the
  * token itself.
  */
-import type { Application, Store, TokenRecord } from '../store/store.js';
+import type { AccountStore, Application, TokenRecord, TokenStore } from '../store/store.js';
 import { recentMap, type RecentMap } from './recent-map.js';
 import type { RevisionGate } from './revision-gate.js';
 
@@ -43,7 +43,7 @@ export interface AccessCache {
 }
 
 export interface AccessCacheOptions {
-  readonly store: Pick<Store, 'findToken' | 'getApplication'>;
+  readonly store: Pick<TokenStore, 'findToken'> & Pick<AccountStore, 'getApplication'>;
   readonly revisions: RevisionGate;
   /** Session tokens kept at most (default 50,000); 0 keeps nothing and reads the store every time. */
   readonly maxTokens?: number;

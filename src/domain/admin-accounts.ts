@@ -16,7 +16,7 @@
  * account is removed. Each session has its own CSRF synchronizer token.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { AdminAccount, AdminRole, AdminSessionRecord, Store } from '../store/store.js';
+import type { AdminAccount, AdminConsoleStore, AdminRole, AdminSessionRecord, ThrottleStore } from '../store/store.js';
 import type { AdminResult } from './admin-service.js';
 import { preparePassword } from './admin-service.js';
 import type { AuditInput, AuditRecorder } from './audit.js';
@@ -66,7 +66,7 @@ export interface AdminAccounts {
 }
 
 export interface AdminAccountsDeps {
-  readonly store: Store;
+  readonly store: AdminConsoleStore & ThrottleStore;
   readonly hasher: PasswordHasher;
   readonly clock?: Clock;
   readonly audit?: AuditRecorder;

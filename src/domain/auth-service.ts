@@ -32,9 +32,29 @@ export type ValidateUserOutcome =
   }
   | { readonly ok: false };
 
+/** Whose a token is, as ValidateUserTokenJSON may tell it (a compatibility profile's `login`, `appId`). */
+export interface TokenOwner {
+  /** The login as the user record has it. */
+  readonly login: string;
+  readonly appId: number;
+}
+
 export type TokenCheck =
-  | { readonly valid: true; readonly expiresAt: Date }
+  | {
+    readonly valid: true;
+    readonly expiresAt: Date;
+    /**
+     * Asked for with `{ owner: true }`: the owner of a token the store holds. Absent for a token
+     * only vouched for by the old service (token passthrough knows no owner).
+     */
+    readonly owner?: TokenOwner;
+  }
   | { readonly valid: false };
+
+export interface TokenCheckOptions {
+  /** Also read whose the token is (one more store read; only a JSON layout that shows it asks). */
+  readonly owner?: boolean;
+}
 
 export interface WhatsNewInput {
   readonly appToken: string | null;
@@ -70,7 +90,7 @@ export interface AuthService {
   /** A new token, or `{ ok: false }` for every kind of failure alike. */
   validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome>;
   /** Valid for a live token or a login ticket (a ticket is consumed by this check). */
-  validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck>;
+  validateUserToken(token: string | null, ctx: CallerContext, options?: TokenCheckOptions): Promise<TokenCheck>;
   /**
    * Frozen (array and items). While the news are unchanged, the same answer is the same array
    * object (news-cache.ts), so callers may remember what they derive from it by identity.

@@ -18,7 +18,9 @@
  * - A user imported with **no usable password** ("needs reset": Encrypted without the key, an
  *   empty Clear password) keeps its enabled state but cannot log in until the operator sets a
  *   password (`user passwd`) or, with legacy.url set, the old service vouches for the password
- *   at the first login (legacy-migration.ts).
+ *   at the first login (legacy-migration.ts). An empty password is never usable, whatever the
+ *   format: a Hashed row holding the hash of "" imports with its hash, and the login refuses an
+ *   empty password before any hash is consulted (service.ts), as ASP.NET Membership did.
  * - Applications: the row's `Applications` column (`2;5`) plus every `--app`; a row with none,
  *   or naming an application that does not exist here, is skipped.
  * - **Idempotent**: a login already in the database is skipped as "exists" (logins compare
@@ -29,7 +31,7 @@
  *   are skipped with the reason.
  * - A dry run decides every row the same way and writes nothing.
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
 import { checkLegacyLogin, findUserByLogin, loginKey, storedLogin } from './logins.js';
@@ -97,7 +99,7 @@ export interface ImportReport {
 }
 
 export interface ImportDeps {
-  readonly store: Store;
+  readonly store: AccountStore;
   readonly hasher: PasswordHasher;
   readonly clock?: Clock;
 }

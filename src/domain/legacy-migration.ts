@@ -15,7 +15,7 @@
  * The domain knows the old service only through LegacyAuthenticator; the SOAP client lives in
  * src/legacy/.
  */
-import type { Application, Store, UserCredentials } from '../store/store.js';
+import type { AccountStore, Application, UserCredentials } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import type { Clock } from './clock.js';
 import { checkLegacyLogin, loginKey, storedLogin } from './logins.js';
@@ -24,7 +24,7 @@ import { canVerifyPasswordHash } from './legacy-hashes/stored-hash.js';
 import type { LegacyGuard } from './legacy-guard.js';
 
 export interface LegacyMigrationDeps {
-  readonly store: Store;
+  readonly store: AccountStore;
   readonly hasher: PasswordHasher;
   readonly legacy: LegacyGuard;
   readonly clock: Clock;

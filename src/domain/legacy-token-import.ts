@@ -9,7 +9,7 @@
  * a user without the grant, an expiry that is no date, an expired token or a text that is no token
  * is reported (by line number and login, never the token) and skipped.
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore, TokenStore } from '../store/store.js';
 import type { Clock } from './clock.js';
 import { loginKey } from './logins.js';
 import { canonicalToken, hashToken } from './tokens.js';
@@ -63,7 +63,7 @@ function field(row: TokenImportRow, column: keyof typeof COLUMNS): string | null
 }
 
 export interface TokenImportDeps {
-  readonly store: Store;
+  readonly store: TokenStore & AccountStore;
   readonly clock: Clock;
 }
 

@@ -28,14 +28,21 @@
  *
  * Our own tokens never come here: the service asks only about tokens its store does not know.
  *
- * Adoption (storing a vouched token here) is deliberately not done: the old ValidateUserToken
- * says only true or false, with no owner and no expiry, and a token here belongs to a user. The
- * old service's live tokens are brought over with their owners by `import tokens`
- * (legacy-token-import.ts); passthrough covers the rest until the end date.
+ * Adoption (`adopter`, config `legacy.adoptTokens`; legacy-token-adoption.ts; docs/cutover.md#adoption):
+ * after a fresh yes (not one kept in memory), the old service's ValidateUserTokenJSON is asked
+ * about the token, and an answer that names its owner and expiry in the profile's layout stores
+ * the token here; from then on the store finds it and this module never sees it again. The
+ * ValidateUserToken yes comes first, so the probe's guard holds: a service that says yes to
+ * anything adopts nothing. Adoption starts once the yes is answered and the client's answer does
+ * not wait for it. Its calls count against `maxConcurrent`, take at most half of it (checks keep
+ * the rest), are not made while the circuit is not closed, and their failures do not move the
+ * circuit (a missing or broken JSON operation must not stop passthrough); one adoption per token
+ * at a time. One that did not store the token is tried again at the token's next fresh yes.
  */
 import { hash } from 'node:crypto';
 import type { TokenCheck } from './auth-service.js';
 import type { Clock } from './clock.js';
+import { TOKEN_ADOPTION_RESULTS, type TokenAdopter, type TokenAdoptionResult } from './legacy-token-adoption.js';
 import type { RandomSource } from './random-source.js';
 import { recentMap } from './recent-map.js';
 import { isTokenInForm, type TokenForm } from './token-form.js';
@@ -55,6 +62,8 @@ export type LegacyTokenReply =
 export interface LegacyTokenService {
   validateUserToken(token: string): Promise<LegacyTokenReply>;
   getUserLoginUrl(token: string, appId: number): Promise<LegacyTokenReply>;
+  /** ValidateUserTokenJSON's JSON text, for adoption; absent when the client cannot call it. */
+  validateUserTokenJson?(token: string): Promise<LegacyTokenReply>;
 }
 
 /** How one check ended (the `result` label of svcapi_auth_legacy_token_checks_total). */
@@ -77,6 +86,8 @@ export interface PassthroughStatus {
   readonly inFlight: number;
   /** Checks since start, by result. */
   readonly counts: Readonly<Record<LegacyTokenCheckResult, number>>;
+  /** Adoptions tried since start, by result (all 0 without an adopter). */
+  readonly adoptions: Readonly<Record<TokenAdoptionResult, number>>;
 }
 
 export interface PassthroughChange {
@@ -113,6 +124,13 @@ export interface LegacyTokenPassthroughOptions {
   readonly onCheck?: (result: LegacyTokenCheckResult) => void;
   /** Every GetUserLoginURL relay, once (metrics). */
   readonly onRelay?: (result: LoginUrlRelayResult) => void;
+  /**
+   * Token adoption (config `legacy.adoptTokens`): stores a token the old service vouched for,
+   * from its ValidateUserTokenJSON answer (`legacy.validateUserTokenJson`). Absent: never.
+   */
+  readonly adopter?: TokenAdopter;
+  /** Every adoption tried, once, when it ended (metrics). */
+  readonly onAdoption?: (result: TokenAdoptionResult) => void;
   /** Circuit changes, the end of the window, an unsafe old service (serve logs them). */
   readonly onChange?: (change: PassthroughChange) => void;
 }
@@ -161,6 +179,11 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
   const maxUrlLength = options.maxUrlLength ?? 2048;
 
   const counts = Object.fromEntries(LEGACY_TOKEN_CHECK_RESULTS.map((r) => [r, 0])) as Record<LegacyTokenCheckResult, number>;
+  const adoptionCounts = Object.fromEntries(TOKEN_ADOPTION_RESULTS.map((r) => [r, 0])) as Record<TokenAdoptionResult, number>;
+  // Adoption may hold at most half the calls in flight: token checks, which a client waits for, keep the rest.
+  const maxAdopting = Math.max(1, Math.floor(maxConcurrent / 2));
+  /** SHA-256 of the tokens being adopted now. */
+  const adopting = new Set<string>();
   /** SHA-256 of the token → until when the answer stands (ms). */
   let yes = recentMap<number>(maxEntries);
   let no = recentMap<number>(maxEntries);
@@ -196,6 +219,14 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
   const relayed = (result: LoginUrlRelayResult): void => {
     try {
       options.onRelay?.(result);
+    } catch {
+      // as above
+    }
+  };
+  const adoptionEnded = (result: TokenAdoptionResult): void => {
+    adoptionCounts[result] += 1;
+    try {
+      options.onAdoption?.(result);
     } catch {
       // as above
     }
@@ -348,7 +379,47 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
       asking.delete(key);
     });
     asking.set(key, flight);
+    // After the yes is settled (and its call's slot given back); the client's answer does not wait.
+    if (options.adopter !== undefined) {
+      void flight.then((v) => {
+        if (v.result === 'valid') adoptLater(token, key);
+      });
+    }
     return flight;
+  }
+
+  /**
+   * Asks the old ValidateUserTokenJSON about a token it just vouched for, and hands the answer
+   * to the adopter; never while the old service is in trouble or beyond the adoption budget.
+   */
+  async function adoptNow(token: string, adopter: TokenAdopter, askJson: (token: string) => Promise<LegacyTokenReply>): Promise<TokenAdoptionResult> {
+    if (unsafe || circuit !== 'closed' || inFlight >= maxConcurrent || adopting.size > maxAdopting || !active(nowMs())) return 'error';
+    inFlight += 1;
+    let reply: LegacyTokenReply;
+    try {
+      reply = await askJson(token);
+    } catch {
+      reply = { kind: 'unavailable', reason: 'client error' };
+    } finally {
+      inFlight -= 1;
+    }
+    // The random-token probe of another caller may have found the service unsafe meanwhile.
+    if (reply.kind !== 'answer' || unsafe) return 'error';
+    return adopter.adopt(token, reply.result);
+  }
+
+  /** Starts adopting a token after its fresh yes, unless it is being adopted already. */
+  function adoptLater(token: string, key: string): void {
+    const adopter = options.adopter;
+    const askJson = legacy.validateUserTokenJson;
+    if (adopter === undefined || askJson === undefined || adopting.has(key)) return;
+    adopting.add(key);
+    void adoptNow(token, adopter, (t) => askJson.call(legacy, t))
+      .catch((): TokenAdoptionResult => 'error')
+      .then((result) => {
+        adopting.delete(key);
+        adoptionEnded(result);
+      });
   }
 
   /** Whether this text is a question for the old service at all (cheap, no call). */
@@ -394,6 +465,6 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
   return {
     check,
     loginUrl,
-    status: () => ({ active: nowMs() < untilMs, until: options.until.toISOString(), circuit, unsafe, inFlight, counts: { ...counts } }),
+    status: () => ({ active: nowMs() < untilMs, until: options.until.toISOString(), circuit, unsafe, inFlight, counts: { ...counts }, adoptions: { ...adoptionCounts } }),
   };
 }

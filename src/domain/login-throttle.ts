@@ -2,7 +2,7 @@
  * Brute-force protection for ValidateUser (issue 6; docs/security.md#brute-force-protection).
  *
  * Before any password verification, ValidateUser reserves an attempt in the store
- * (Store.reserveLoginAttempt: one atomic transaction, so parallel requests and other instances
+ * (ThrottleStore.reserveLoginAttempt: one atomic transaction, so parallel requests and other instances
  * cannot slip past a limit). A refused reservation means the ordinary failure, without checking
  * the password. Three counters, all in the store so they hold across instances:
  *
@@ -26,7 +26,7 @@
  */
 import { createHash } from 'node:crypto';
 import { counterState, loginCeilingState, pairView } from '../store/login-throttle-rules.js';
-import type { AttemptReservation, LoginAttempt, Store, ThrottleLimits } from '../store/store.js';
+import type { AttemptReservation, LoginAttempt, ThrottleLimits, ThrottleStore } from '../store/store.js';
 import { loginKey } from './logins.js';
 import { sourceKey } from './source-address.js';
 
@@ -108,9 +108,9 @@ export interface LoginThrottleOptions {
 }
 
 /** The store calls a LoginThrottle makes. */
-export type ThrottleStore = Pick<Store, 'reserveLoginAttempt' | 'recordLoginSuccess' | 'recordLoginFailure' | 'releaseLoginAttempt'>;
+export type AttemptStore = Pick<ThrottleStore, 'reserveLoginAttempt' | 'recordLoginSuccess' | 'recordLoginFailure' | 'releaseLoginAttempt'>;
 
-export function createLoginThrottle(store: ThrottleStore, policy: ThrottlePolicy, options: LoginThrottleOptions = {}): LoginThrottle {
+export function createLoginThrottle(store: AttemptStore, policy: ThrottlePolicy, options: LoginThrottleOptions = {}): LoginThrottle {
   const limits = throttleLimits(policy);
   const now = options.now ?? (() => new Date());
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
@@ -158,7 +158,7 @@ export interface LoginThrottleReport {
 
 /** The state of `login`'s counters at `now`; lists at most `listLimit` long. Sources are the stored source keys. */
 export async function loginThrottleReport(
-  store: Pick<Store, 'loginThrottleState'>, login: string, policy: ThrottlePolicy, now: Date, listLimit: number,
+  store: Pick<ThrottleStore, 'loginThrottleState'>, login: string, policy: ThrottlePolicy, now: Date, listLimit: number,
 ): Promise<LoginThrottleReport> {
   const at = now.getTime();
   const record = await store.loginThrottleState({
@@ -184,6 +184,6 @@ export async function loginThrottleReport(
 }
 
 /** Forgets `login`'s ceiling and all its pairs' failures and blocks (not its known sources); how many counters went. */
-export function resetLoginThrottle(store: Pick<Store, 'resetLoginThrottle'>, login: string): Promise<number> {
+export function resetLoginThrottle(store: Pick<ThrottleStore, 'resetLoginThrottle'>, login: string): Promise<number> {
   return store.resetLoginThrottle(loginThrottleKey(login));
 }

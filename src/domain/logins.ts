@@ -10,7 +10,7 @@
  * symbol...) can no longer be created, but a user who has one already keeps logging in: its key
  * stays the legacy key, and `svcapi-auth migrate` lists such users (loginProblems).
  */
-import type { Store, UserCredentials } from '../store/store.js';
+import type { AccountStore, UserCredentials } from '../store/store.js';
 import { usernameCaseMapped, usernameCasePreserved } from './precis.js';
 
 /** The key of databases written before RFC 8265 was applied. */
@@ -32,7 +32,7 @@ export function loginLookupKeys(login: string): readonly string[] {
 }
 
 /** The user a login names, under its key or (for a user created before RFC 8265 was applied) its legacy key. */
-export async function findUserByLogin(store: Pick<Store, 'findUserByLoginKey'>, login: string): Promise<UserCredentials | null> {
+export async function findUserByLogin(store: Pick<AccountStore, 'findUserByLoginKey'>, login: string): Promise<UserCredentials | null> {
   for (const key of loginLookupKeys(login)) {
     const user = await store.findUserByLoginKey(key);
     if (user !== null) return user;

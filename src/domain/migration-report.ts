@@ -3,8 +3,11 @@
  * format, read with the same code that verifies hashes, so the report says exactly what a login
  * would meet. Formats other than argon2id with the current parameters are upgraded on the
  * user's next successful login; "needs-reset", "invalid" and "unknown" never verify here.
+ * Also how many live sessions the old service issued (origin `legacy`: brought by `import
+ * tokens` or stored by token adoption), so the operator sees them dwindle; the adoptions
+ * themselves happen in `serve` and are counted by its metrics (docs/cutover.md#adoption).
  */
-import type { Store } from '../store/store.js';
+import type { AccountStore, TokenStore } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { inspectPasswordHash } from './legacy-hashes/stored-hash.js';
 
@@ -16,6 +19,8 @@ export interface MigrationReport {
   readonly formats: readonly { readonly format: string; readonly users: number; readonly status: HashStatus }[];
   /** Users the legacy service vouched for at their first login here (lazy migration). */
   readonly migratedByLegacyService: number;
+  /** Live session tokens the old service issued (imported or adopted), as of the report. */
+  readonly legacyTokensLive: number;
 }
 
 /** The report's name for a stored hash's format. */
@@ -32,7 +37,7 @@ export function hashFormatOf(passwordHash: string, hasher: PasswordHasher): { fo
   }
 }
 
-export async function migrationReport(store: Store, hasher: PasswordHasher, pageSize = 1000): Promise<MigrationReport> {
+export async function migrationReport(store: AccountStore & TokenStore, hasher: PasswordHasher, pageSize = 1000, now: Date = new Date()): Promise<MigrationReport> {
   const counts = new Map<string, { users: number; status: HashStatus }>();
   let users = 0;
   let migrated = 0;
@@ -53,5 +58,13 @@ export async function migrationReport(store: Store, hasher: PasswordHasher, page
   const formats = [...counts.entries()]
     .map(([format, c]) => ({ format, users: c.users, status: c.status }))
     .sort((a, b) => b.users - a.users || a.format.localeCompare(b.format));
-  return { users, formats, migratedByLegacyService: migrated };
+  let legacyTokensLive = 0;
+  for (let afterHash: string | null = null; ;) {
+    const page = await store.listLiveTokens({ liveAt: now, afterHash, limit: pageSize });
+    for (const token of page) if (token.origin === 'legacy' && token.kind === 'session') legacyTokensLive += 1;
+    const last = page.at(-1);
+    if (page.length < pageSize || last === undefined) break;
+    afterHash = last.tokenHash;
+  }
+  return { users, formats, migratedByLegacyService: migrated, legacyTokensLive };
 }

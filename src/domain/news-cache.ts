@@ -26,7 +26,7 @@
  */
 import type { NewsItem } from './auth-service.js';
 import type { Clock } from './clock.js';
-import type { NewsRecord, Store } from '../store/store.js';
+import type { NewsRecord, NewsStore, RevisionStore } from '../store/store.js';
 import { selectNews, toNewsItem } from './news-selection.js';
 import { clientVersionKey } from './versions.js';
 import { recentMap } from './recent-map.js';
@@ -49,7 +49,7 @@ export interface NewsCache {
 }
 
 export interface NewsCacheOptions {
-  readonly store: Store;
+  readonly store: NewsStore & RevisionStore;
   readonly clock: Clock;
   /** Bound of each of the two memories (default 1000); 0 keeps nothing and reads the store every time. */
   readonly maxEntries?: number;

@@ -16,7 +16,7 @@
  * application, language, title and publication time.
  */
 import type { NewsFacts } from '../contract/compat-profile.js';
-import type { NewNews, NewsRecord, Store } from '../store/store.js';
+import type { NewNews, NewsRecord, NewsStore } from '../store/store.js';
 import { canonicalLanguage } from './languages.js';
 import { checkLoginUrl } from './login-url.js';
 import { checkNewsAttributes, xmlCarries } from './news-attributes.js';
@@ -93,7 +93,7 @@ const naturalKey = (n: { appId: number; language: string; title: string; publish
 const sameItem = (a: NewsRecord, b: NewNews): boolean => a.appId === b.appId && a.title === b.title && a.publishedAt.getTime() === b.publishedAt.getTime();
 
 /** Stores the rows (in order) into `report`; rows already imported (by key) are counted, not stored again. */
-export async function importNewsFacts(store: Store, rows: readonly NewsFacts[], ctx: NewsImportContext, report: NewsImportReport): Promise<void> {
+export async function importNewsFacts(store: NewsStore, rows: readonly NewsFacts[], ctx: NewsImportContext, report: NewsImportReport): Promise<void> {
   const existing = ctx.keyedByNewsId ? null : new Set((await store.listNews({ appId: ctx.appId })).map(naturalKey));
   for (const facts of rows) {
     const item = newsFromFacts(facts, ctx);

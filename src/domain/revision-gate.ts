@@ -1,5 +1,5 @@
 /**
- * The store's revisions (Store.revisions), read once for a whole turn of the event loop (issue 9).
+ * The store's revisions (RevisionStore.revisions), read once for a whole turn of the event loop (issue 9).
  *
  * What the domain keeps in memory (access-cache.ts, news-cache.ts) is used only while the
  * revision it was read under is still the current one, so every request needs the current
@@ -14,7 +14,7 @@
  * the next one. A failed read fails every request that waited for it; nothing is answered from
  * memory without a fresh read.
  */
-import type { Store, StoreRevisions } from '../store/store.js';
+import type { RevisionStore, StoreRevisions } from '../store/store.js';
 
 export interface RevisionGate {
   /** The store's revisions, as read after the caller asked. */
@@ -22,7 +22,7 @@ export interface RevisionGate {
 }
 
 /** One read per event-loop turn, shared by every caller of that turn. */
-export function createRevisionGate(store: Pick<Store, 'revisions'>): RevisionGate {
+export function createRevisionGate(store: RevisionStore): RevisionGate {
   let next: Promise<StoreRevisions> | null = null;
   const read = (resolve: (value: StoreRevisions) => void, reject: (reason: unknown) => void): void => {
     setImmediate(() => {
@@ -39,6 +39,6 @@ export function createRevisionGate(store: Pick<Store, 'revisions'>): RevisionGat
 }
 
 /** One read per call: for tests and callers outside the serving path. */
-export function directRevisions(store: Pick<Store, 'revisions'>): RevisionGate {
+export function directRevisions(store: RevisionStore): RevisionGate {
   return { current: () => store.revisions() };
 }

@@ -1,4 +1,4 @@
-import type { AuthService, CallerContext, NewsItem, TokenCheck, ValidateUserInput, ValidateUserOutcome, WhatsNewInput } from './auth-service.js';
+import type { AuthService, CallerContext, NewsItem, TokenCheck, TokenCheckOptions, ValidateUserInput, ValidateUserOutcome, WhatsNewInput } from './auth-service.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
@@ -139,6 +139,14 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     return { valid: true, record, expiresAt: verdict.expiresAt };
   }
 
+  /** A valid check with the token's owner, for a JSON layout that shows it. */
+  async function withOwner(verdict: TokenCheck & { valid: true }, record: TokenRecord): Promise<TokenCheck> {
+    // The record was just judged valid, so its user exists and is enabled; a user removed in
+    // between leaves the answer without an owner rather than failing it.
+    const user = await store.getUser(record.userId);
+    return user === null ? verdict : { ...verdict, owner: { login: user.login, appId: record.appId } };
+  }
+
   return {
     async validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome> {
       // Every path below does the same work (two lookups, one hash verification) and every
@@ -161,7 +169,13 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         if (reservation?.granted === true) await throttle?.released(login, attemptFrom).catch(() => undefined);
         throw error;
       });
-      const hashToCheck = user?.passwordHash ?? await dummyHash;
+      // An empty or missing password is never a password, whatever the stored format: ASP.NET
+      // Membership's ValidateUser refuses it before looking at the hash (SecUtility.ValidateParameter
+      // with checkIfEmpty), so no legacy user ever logged in with one, and the import sends a Clear
+      // row with an empty password to "needs reset" by the same rule. The dummy hash is verified
+      // instead (it never matches), so the refusal costs what any other failure costs.
+      const noPassword = input.password === null || input.password === '';
+      const hashToCheck = (noPassword ? null : user?.passwordHash) ?? await dummyHash;
       const tooLong = input.password !== null && passwordTooLong(input.password);
       // PRECIS OpaqueString (RFC 8265): passwords are hashed in their prepared form (NFC, non-ASCII
       // spaces as U+0020). A hash made before that was of the text as sent, so when the prepared
@@ -180,7 +194,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
           }
         }
       }
-      if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && login !== '') {
+      if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && !noPassword && login !== '') {
         // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
         const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
         // What asking the old service costs becomes what every failure costs (failure-padding.ts).
@@ -230,7 +244,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       return { ok: true, token, expiresAt: expiry.effective, login: user.login };
     },
 
-    async validateUserToken(token: string | null, ctx: CallerContext): Promise<TokenCheck> {
+    async validateUserToken(token: string | null, ctx: CallerContext, options?: TokenCheckOptions): Promise<TokenCheck> {
       const canonical = canonicalToken(token);
       const invalid = (kind: 'session' | 'ticket' | 'unknown'): TokenCheck => {
         events.tokenValidated({ valid: false, kind, ctx });
@@ -254,11 +268,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
         events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, tokenFp: tokenFingerprint(tokenHash) });
         events.tokenValidated({ valid: true, kind: 'ticket', ctx });
-        return verdict;
+        return options?.owner === true ? withOwner(verdict, record) : verdict;
       }
       if (record.idleTimeoutSeconds !== null) await store.touchToken(tokenHash, now);
       events.tokenValidated({ valid: true, kind: 'session', ctx });
-      return verdict;
+      return options?.owner === true ? withOwner(verdict, record) : verdict;
     },
 
     async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {

@@ -8,7 +8,7 @@
  * add per request (routing tables, hooks, a reply object, a child logger) sits in front of it:
  * ValidateUserToken is on the path of every request a client application serves, and on this
  * machine a framework's request pipeline cost more CPU than the whole operation (issue 9;
- * bench/results/profile-latest.md). Injection for tests is light-my-request, fastify's own.
+ * bench/results/profile-latest.md).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse, type Server as HttpServer } from 'node:http';
@@ -17,7 +17,6 @@ import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
 import proxyAddr from '@fastify/proxy-addr';
-import type { inject as injectFn, InjectOptions, Response as InjectResponse } from 'light-my-request';
 import { pino, type Logger } from 'pino';
 import { DEFAULT_COMPAT_PROFILE, type CompatProfile } from '../contract/compat-profile.js';
 import { OPERATIONS, SERVICE_PATH } from '../contract/operations.js';
@@ -103,8 +102,6 @@ export interface AsmxApp {
   readonly server: HttpServer | HttpsServer;
   /** Listens and resolves with the origin, e.g. `http://127.0.0.1:8080`. */
   listen(options: { readonly host: string; readonly port: number }): Promise<string>;
-  /** A request through the whole application without a socket (light-my-request). */
-  inject(options: InjectOptions): Promise<InjectResponse>;
   /** Stops accepting connections, closes idle ones, and resolves once the rest have finished. */
   close(): Promise<void>;
 }
@@ -550,7 +547,6 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     socket.destroy();
   });
 
-  let injector: typeof injectFn | undefined;
   return {
     server,
     listen({ host, port }) {
@@ -564,10 +560,6 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
           resolve(`${options.https !== undefined ? 'https' : 'http'}://${shown}:${address.port}`);
         });
       });
-    },
-    async inject(injectOptions) {
-      injector ??= (await import('light-my-request')).inject;
-      return injector(handle, injectOptions);
     },
     close() {
       closing = true;

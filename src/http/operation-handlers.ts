@@ -42,6 +42,8 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
   const failureValue = profile.validateUser.failureValue;
   const userJson = compileJsonResult(profile.json.validateUser);
   const tokenJson = compileJsonResult(profile.json.validateUserToken);
+  // The owner costs one more store read: asked for only when the token layout shows it.
+  const tokenOwner = profile.json.validateUserToken.success.some((m) => 'field' in m.value && (m.value.field === 'login' || m.value.field === 'appId'));
   const readUserInputs = compileInputReader(profile.json.validateUser.inputs, ['login', 'password', 'appId', 'ipAddress']);
   const readTokenInputs = compileInputReader(profile.json.validateUserToken.inputs, ['token']);
   // WhatsNew answers are frozen and the same array while the news are unchanged (news-cache.ts):
@@ -77,12 +79,13 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
       const appId = parseClrInt32(appIdText ?? '');
       if (!appId.ok) return userJson.failure;
       const outcome = await service.validateUser({ login, password, appId: appId.value, ipAddress }, facts.ctx);
-      return outcome.ok ? userJson.success({ token: outcome.token, expiresAt: outcome.expiresAt, login: outcome.login }) : userJson.failure;
+      return outcome.ok ? userJson.success({ token: outcome.token, expiresAt: outcome.expiresAt, login: outcome.login, appId: appId.value }) : userJson.failure;
     },
     async ValidateUserTokenJSON(_args, facts) {
-      const check = await service.validateUserToken(readTokenInputs(facts).token, facts.ctx);
-      // The token answer has no token or login to tell (the profile file refuses those fields).
-      return check.valid ? tokenJson.success({ token: null, expiresAt: check.expiresAt, login: null }) : tokenJson.failure;
+      const check = await service.validateUserToken(readTokenInputs(facts).token, facts.ctx, tokenOwner ? { owner: true } : undefined);
+      // Never the token (the caller sent it; the profile file refuses that field). A token only
+      // vouched for by the old service has no owner here: null (docs/cutover.md#passthrough).
+      return check.valid ? tokenJson.success({ token: null, expiresAt: check.expiresAt, login: check.owner?.login ?? null, appId: check.owner?.appId ?? null }) : tokenJson.failure;
     },
     async GetUserLoginURL(args, { ctx }) {
       return service.getUserLoginUrl(str(args, 0), int(args, 1), ctx);

@@ -26,6 +26,12 @@ export interface ForwardRequest {
   readonly target: string;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: Uint8Array;
+  /**
+   * The request changes nothing in the old service (a read-only operation): it may be pipelined,
+   * and sent again when the connection closes before its answer (RFC 9112 9.3.1). Default: GET
+   * and HEAD only. The node:http client sends nothing twice either way.
+   */
+  readonly idempotent?: boolean;
 }
 
 export type ForwardFailure = 'timeout' | 'too-large' | 'connection' | 'tls' | 'busy' | 'unsendable';
@@ -59,7 +65,8 @@ export interface LegacyForwarderOptions {
 
 const CONNECTION_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE', 'ETIMEDOUT', 'ECONNABORTED']);
 
-function failureOf(error: NodeJS.ErrnoException): ForwardFailure {
+/** The kind of a socket or request error, from its code only (its message may carry the URL). */
+export function failureOf(error: NodeJS.ErrnoException): ForwardFailure {
   const code = typeof error.code === 'string' ? error.code : '';
   if (CONNECTION_CODES.has(code) || code.startsWith('HPE_')) return 'connection';
   if (/CERT|TLS|SSL|SIGNATURE|ISSUER/.test(code)) return 'tls';

@@ -1,13 +1,15 @@
 /**
  * The legacy Authentication.asmx's WhatsNew over SOAP 1.1, for `svcapi-auth news import
  * --from-legacy` (src/cli/news-import.ts). The old service is a peer across a trust boundary:
- * the call is bounded (a timeout for the whole exchange, a maximum answer size, redirects
- * refused) and the answer is read by datatable-reader.ts (no DTD, bounded tree). Every failure
- * is a value saying what went wrong, in words that never carry the URL (it may hold credentials).
+ * the call goes through soap-transport.ts like every other call to it (a timeout for the whole
+ * exchange, a maximum answer size, redirects refused, `legacy.caFile` for an https URL) and the
+ * answer is read by datatable-reader.ts (no DTD, bounded tree). Every failure is a value saying
+ * what went wrong, in words that never carry the URL (it may hold credentials).
  */
 import { SERVICE_NAMESPACE } from '../contract/operations.js';
 import { readWhatsNewResponse, type DataTableRead } from '../wire/datatable-reader.js';
 import { escapeXmlText } from '../wire/xml-text.js';
+import { createLegacySoapTransport } from './soap-transport.js';
 
 export interface LegacyNewsQuery {
   readonly appId: number;
@@ -26,6 +28,8 @@ export interface LegacyNewsOptions {
   readonly timeoutMs?: number;
   /** Largest answer read (default 16 MiB). */
   readonly maxResponseBytes?: number;
+  /** PEM certificate(s) trusted for an https URL (`legacy.caFile`). */
+  readonly ca?: string | Buffer;
 }
 
 export function whatsNewEnvelope(query: LegacyNewsQuery): string {
@@ -36,52 +40,43 @@ export function whatsNewEnvelope(query: LegacyNewsQuery): string {
     + `<AppVersion>${text(query.appVersion)}</AppVersion><Language>${text(query.language)}</Language><qtyNews>${query.qtyNews}</qtyNews></WhatsNew></soap:Body></soap:Envelope>`;
 }
 
-async function readLimited(response: Response, limit: number): Promise<string | null> {
-  if (response.body === null) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
-    size += chunk.length;
-    if (size > limit) return null;
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+/** The transport's kind of trouble in the words `news import` prints. */
+function troubleInWords(reason: string): string {
+  const status = /^HTTP (\d+)$/.exec(reason)?.[1];
+  if (status !== undefined) return Number(status) >= 300 && Number(status) < 400 ? 'the service answered with a redirect (refused)' : `the service answered HTTP ${status}`;
+  const size = /^an answer over (\d+) bytes$/.exec(reason)?.[1];
+  if (size !== undefined) return `the answer is larger than ${size} bytes`;
+  const time = /^no answer within (\d+) ms$/.exec(reason)?.[1];
+  if (time !== undefined) return `no complete answer within ${time} ms`;
+  if (reason === 'connection failed') return 'the connection failed';
+  return reason;
 }
 
 /** One WhatsNew call; the DataTable it answered, or why there is none. */
 export async function fetchLegacyWhatsNew(options: LegacyNewsOptions, query: LegacyNewsQuery): Promise<DataTableRead> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const maxBytes = options.maxResponseBytes ?? 16 * 1024 * 1024;
-  const signal = AbortSignal.timeout(timeoutMs);
-  let text: string | null;
+  // The transport every call to the old service uses (soap-transport.ts): node:https with
+  // legacy.caFile, no redirects, a whole-call timeout and a size cap.
+  const transport = createLegacySoapTransport({
+    url: options.url,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    maxResponseBytes: options.maxResponseBytes ?? 16 * 1024 * 1024,
+    maxSockets: 1,
+    ...(options.ca !== undefined && { ca: options.ca }),
+  });
   try {
-    const response = await fetch(options.url, {
-      method: 'POST',
+    // A SOAP fault comes with 500; its text says more than the status.
+    const reply = await transport.send({
       headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${SERVICE_NAMESPACE}/WhatsNew"` },
       body: whatsNewEnvelope(query),
-      redirect: 'error',
-      signal,
+      statuses: [200, 500],
     });
-    // A SOAP fault comes with 500; its text says more than the status.
-    if (response.status !== 200 && response.status !== 500) {
-      await response.body?.cancel().catch(() => undefined);
-      return { ok: false, reason: `the service answered HTTP ${response.status}` };
-    }
-    text = await readLimited(response, maxBytes);
-    if (text === null) {
-      await response.body?.cancel().catch(() => undefined);
-      return { ok: false, reason: `the answer is larger than ${maxBytes} bytes` };
-    }
-    if (response.status === 500) {
-      const fault = readWhatsNewResponse(text, SERVICE_NAMESPACE, query.qtyNews);
+    if (reply.kind === 'unavailable') return { ok: false, reason: troubleInWords(reply.reason) };
+    if (reply.status === 500) {
+      const fault = readWhatsNewResponse(reply.text, SERVICE_NAMESPACE, query.qtyNews);
       return fault.ok ? { ok: false, reason: 'the service answered HTTP 500' } : fault;
     }
-  } catch (error) {
-    // Only the kind of trouble: a fetch error's message may carry the URL.
-    if (signal.aborted) return { ok: false, reason: `no complete answer within ${timeoutMs} ms` };
-    const cause = (error as { cause?: { code?: unknown; message?: unknown } }).cause;
-    if (typeof cause?.message === 'string' && /redirect/i.test(cause.message)) return { ok: false, reason: 'the service answered with a redirect (refused)' };
-    return { ok: false, reason: `the connection failed${typeof cause?.code === 'string' ? ` (${cause.code})` : ''}` };
+    return readWhatsNewResponse(reply.text, SERVICE_NAMESPACE, query.qtyNews);
+  } finally {
+    transport.close();
   }
-  return readWhatsNewResponse(text, SERVICE_NAMESPACE, query.qtyNews);
 }

@@ -1,8 +1,10 @@
 /**
- * One SOAP 1.1 POST to the old Authentication.asmx, and nothing more: the bytes of an HTTP 200
- * answer, bounded in size and time, or 'unavailable' with the kind of trouble. Every call to the
- * old service (ValidateUser for lazy migration, ValidateUserToken and GetUserLoginURL for token
- * passthrough) goes through one of these.
+ * One POST to the old Authentication.asmx, and nothing more: the bytes of an HTTP 200 answer,
+ * bounded in size and time, or 'unavailable' with the kind of trouble. Every call to the old
+ * service (ValidateUser for lazy migration, ValidateUserToken, GetUserLoginURL and
+ * ValidateUserTokenJSON for token passthrough and adoption, WhatsNew for `news import`) goes
+ * through one of these: SOAP 1.1 with `post`, anything else (the HTTP POST binding, a token in a
+ * header or the query) with `send`.
  *
  * node:http / node:https rather than fetch: the old service is often https with a company CA
  * (`legacy.caFile`), and giving fetch a CA needs an undici Agent from the `undici` package, whose
@@ -18,12 +20,27 @@ import { Agent as HttpAgent, request as httpRequest, type ClientRequest, type In
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 
 export type SoapPostResult =
-  | { readonly kind: 'response'; readonly text: string }
+  | { readonly kind: 'response'; readonly text: string; readonly status: number }
   | { readonly kind: 'unavailable'; readonly reason: string };
+
+/** One POST as `send` makes it. */
+export interface LegacyPost {
+  /** Appended to the URL's path: none for the endpoint itself (SOAP), `/Operation` for HTTP POST. */
+  readonly pathSuffix?: string;
+  /** Appended to the URL's query (already encoded, without `?`). */
+  readonly query?: string;
+  /** Content-Type, SOAPAction and whatever else the call needs; Content-Length is added. */
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+  /** Statuses whose body is read (default 200 only): 500 for a SOAP fault's text. */
+  readonly statuses?: readonly number[];
+}
 
 export interface LegacySoapTransport {
   /** POSTs a SOAP 1.1 envelope with `SOAPAction: "SVCAPI/<operation>"`. Never rejects. */
   post(operation: string, envelope: string): Promise<SoapPostResult>;
+  /** Any POST to the old service, bounded the same way. Never rejects. */
+  send(request: LegacyPost): Promise<SoapPostResult>;
   /** Closes idle keep-alive sockets (serve calls it at shutdown). */
   close(): void;
 }
@@ -68,34 +85,35 @@ export function createLegacySoapTransport(options: LegacySoapTransportOptions): 
   const agent = secure
     ? new HttpsAgent({ ...agentOptions, ...(options.ca !== undefined && { ca: options.ca }) })
     : new HttpAgent(agentOptions);
-  const send = (secure ? httpsRequest : httpRequest) as (url: URL, options: RequestOptions, callback: (res: IncomingMessage) => void) => ClientRequest;
+  const requestOf = (secure ? httpsRequest : httpRequest) as (url: URL, options: RequestOptions, callback: (res: IncomingMessage) => void) => ClientRequest;
 
-  return {
-    post(operation, envelope) {
-      return new Promise<SoapPostResult>((resolve) => {
-        let settled = false;
-        const finish = (result: SoapPostResult): void => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          // Whatever is still open of this call goes: a socket that delivered too much, too
-          // slowly or a status we do not read is not given back to the pool.
-          if (result.kind === 'unavailable') request.destroy();
-          resolve(result);
-        };
-        const timer = setTimeout(() => finish(unavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
-        const body = Buffer.from(envelope, 'utf8');
-        // finish() runs only from the callbacks and the timer below, after this assignment.
-        const request = send(url, {
+  function send(call: LegacyPost): Promise<SoapPostResult> {
+    return new Promise<SoapPostResult>((resolve) => {
+      let settled = false;
+      let request: ClientRequest | null = null;
+      const finish = (result: SoapPostResult): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        // Whatever is still open of this call goes: a socket that delivered too much, too
+        // slowly or a status we do not read is not given back to the pool.
+        if (result.kind === 'unavailable') request?.destroy();
+        resolve(result);
+      };
+      const timer = setTimeout(() => finish(unavailable(`no answer within ${timeoutMs} ms`)), timeoutMs);
+      const body = Buffer.from(call.body, 'utf8');
+      const target = new URL(url);
+      if (call.pathSuffix !== undefined) target.pathname = `${target.pathname.replace(/\/+$/, '')}${call.pathSuffix}`;
+      if (call.query !== undefined && call.query !== '') target.search = target.search === '' ? `?${call.query}` : `${target.search}&${call.query}`;
+      const statuses = call.statuses ?? [200];
+      try {
+        request = requestOf(target, {
           method: 'POST',
           agent,
-          headers: {
-            'content-type': 'text/xml; charset=utf-8',
-            soapaction: `"SVCAPI/${operation}"`,
-            'content-length': String(body.length),
-          },
+          headers: { ...call.headers, 'content-length': String(body.length) },
         }, (response) => {
-          if (response.statusCode !== 200) return finish(unavailable(`HTTP ${response.statusCode ?? 0}`));
+          const status = response.statusCode ?? 0;
+          if (!statuses.includes(status)) return finish(unavailable(`HTTP ${status}`));
           const declared = Number(response.headers['content-length'] ?? '0');
           if (declared > maxBytes) return finish(unavailable(`an answer over ${maxBytes} bytes`));
           const chunks: Buffer[] = [];
@@ -105,15 +123,23 @@ export function createLegacySoapTransport(options: LegacySoapTransportOptions): 
             if (size > maxBytes) return finish(unavailable(`an answer over ${maxBytes} bytes`));
             chunks.push(chunk);
           });
-          response.on('end', () => finish({ kind: 'response', text: Buffer.concat(chunks).toString('utf8') }));
+          response.on('end', () => finish({ kind: 'response', text: Buffer.concat(chunks).toString('utf8'), status }));
           // 'close' without 'end' first: the old service hung up mid-answer ('end' settles first otherwise).
           response.on('close', () => finish(unavailable('connection failed')));
           response.on('error', () => finish(unavailable('connection failed')));
         });
-        request.on('error', (error: NodeJS.ErrnoException) => finish(unavailable(troubleOf(error))));
-        request.end(body);
-      });
-    },
+      } catch {
+        // A header value Node refuses (a profile's header name, say): no call was made.
+        return finish(unavailable('request refused before sending'));
+      }
+      request.on('error', (error: NodeJS.ErrnoException) => finish(unavailable(troubleOf(error))));
+      request.end(body);
+    });
+  }
+
+  return {
+    post: (operation, envelope) => send({ headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"SVCAPI/${operation}"` }, body: envelope }),
+    send,
     close() {
       agent.destroy();
     },

@@ -16,6 +16,7 @@ import type { Binding, RequestDone } from '../http/app.js';
 import { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from '../compat/shadow.js';
 import type { Store } from '../store/store.js';
 import type { Readiness } from './readiness.js';
+import { TOKEN_ADOPTION_RESULTS, type TokenAdoptionResult } from '../domain/legacy-token-adoption.js';
 import { LEGACY_TOKEN_CHECK_RESULTS, LOGIN_URL_RELAY_RESULTS, type LegacyTokenCheckResult, type LoginUrlRelayResult, type PassthroughStatus } from '../domain/legacy-token-passthrough.js';
 
 const PREFIX = 'svcapi_auth_';
@@ -83,6 +84,7 @@ export interface ServiceMetrics {
 export interface LegacyTokenObservers {
   readonly onCheck: (result: LegacyTokenCheckResult) => void;
   readonly onRelay: (result: LoginUrlRelayResult) => void;
+  readonly onAdoption: (result: TokenAdoptionResult) => void;
 }
 
 /** The circuit state gauge's values. */
@@ -215,7 +217,7 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
 
   const shadowResults = new Counter({
     name: `${PREFIX}shadow_total`,
-    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full); by operation and binding of our dispatch.',
+    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full, or shadow work had used its legacy.shadow.cpuShare of the event loop); by operation and binding of our dispatch.',
     labelNames: ['result', 'operation', 'binding'],
     registers,
   });
@@ -309,6 +311,13 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
         registers,
       });
       for (const result of LOGIN_URL_RELAY_RESULTS) relays.inc({ result }, 0);
+      const adoptions = new Counter({
+        name: `${PREFIX}legacy_token_adoptions_total`,
+        help: 'Tokens the legacy service vouched for, offered for storing here (legacy.adoptTokens), by result: adopted (stored), already_stored, unrecognised (its ValidateUserTokenJSON answer is not the profile\'s success layout), unknown_user (no such enabled login here), unknown_app (no application determinable, or not granted / enabled), expired, error (no usable answer, not asked: circuit not closed or no free call, or the store failed).',
+        labelNames: ['result'],
+        registers,
+      });
+      for (const result of TOKEN_ADOPTION_RESULTS) adoptions.inc({ result }, 0);
       new Gauge({
         name: `${PREFIX}legacy_token_circuit_state`,
         help: 'The circuit breaker in front of the legacy service\'s token operations: 0 closed (asked), 1 half-open (one call decides), 2 open (not asked; tokens of the legacy service are not valid).',
@@ -328,13 +337,13 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       });
       new Gauge({
         name: `${PREFIX}legacy_token_calls_in_flight`,
-        help: 'Calls to the legacy service\'s ValidateUserToken and GetUserLoginURL in flight (at most legacy.maxConcurrent).',
+        help: 'Calls to the legacy service\'s ValidateUserToken, GetUserLoginURL and (adoption) ValidateUserTokenJSON in flight (at most legacy.maxConcurrent).',
         registers,
         collect() {
           this.set(status().inFlight);
         },
       });
-      return { onCheck: (result) => checks.inc({ result }), onRelay: (result) => relays.inc({ result }) };
+      return { onCheck: (result) => checks.inc({ result }), onRelay: (result) => relays.inc({ result }), onAdoption: (result) => adoptions.inc({ result }) };
     },
     housekeepingRun(report) {
       runs.inc({ task: report.task, result: report.ok ? 'ok' : 'error' });

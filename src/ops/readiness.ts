@@ -10,7 +10,7 @@
  * polling it often adds no load.
  */
 import type { Logger } from 'pino';
-import type { Store } from '../store/store.js';
+import type { StoreLifecycle } from '../store/store.js';
 import type { LegacyGuardStatus } from '../domain/legacy-guard.js';
 
 export interface ReadinessReport {
@@ -49,7 +49,7 @@ export interface Readiness {
 }
 
 export interface ReadinessOptions {
-  readonly store: Store;
+  readonly store: StoreLifecycle;
   /** The schema version the store had right after opening (and migrating) at start. */
   readonly expectedSchemaVersion: number;
   /** A store check slower than this counts as a failure (default 2000 ms). */

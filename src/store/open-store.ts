@@ -18,19 +18,27 @@ export interface OpenStoreOptions {
   readonly integrityCheck?: boolean;
   /** SQLite: bytes of the file read through a memory map (SqliteStoreOptions.mmapBytes; default 0). */
   readonly sqliteMmapBytes?: number;
+  /**
+   * Group commit (default true; config `performance.groupCommit`): the hot paths' small writes
+   * of one event-loop turn share one transaction, and one fsync or WAL flush.
+   */
+  readonly groupCommit?: boolean;
+  /** Observes each group transaction after its commit, with how many writes it held (tests). */
+  readonly onGroupCommit?: (writes: number) => void;
 }
 
 /** Opens the Store named by a database URL, choosing the adapter from its scheme. */
 export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): Promise<Store> {
   const location = parseDatabaseUrl(dbUrl);
   const create = options.create ?? true;
+  const group = { groupCommit: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onGroupCommit: options.onGroupCommit }) };
   switch (location.kind) {
     case 'sqlite':
       return openSqliteStore({
-        path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true,
+        path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true, ...group,
         ...(options.sqliteMmapBytes !== undefined && { mmapBytes: options.sqliteMmapBytes }),
       });
     case 'postgres':
-      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create });
+      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create, ...group });
   }
 }

@@ -1,11 +1,15 @@
 /**
- * The one persistence port of the service. Every adapter (SQLite, PostgreSQL) implements
- * exactly this interface and passes the same contract suite (test/store/store-contract.ts).
+ * The persistence ports of the service, one per concern (StoreLifecycle, AccountStore,
+ * TokenStore, NewsStore, RevisionStore, ThrottleStore, AdminConsoleStore, AuditStore,
+ * ShadowStore); Store is all of them. Every adapter (SQLite, PostgreSQL) implements Store and
+ * passes the same contract suite (test/store/store-contract.ts).
  *
  * Rules every adapter keeps:
  * - Every method is async, even when the driver is synchronous, so a networked database fits.
  * - A write has been committed durably when its promise resolves (the crash-safety promise:
- *   a token handed to a client survives a crash of the server right after).
+ *   a token handed to a client survives a crash of the server right after). An adapter may
+ *   commit the small writes of one event-loop turn together (group commit, turn-batch.ts): each
+ *   promise still resolves only after that commit, with its own outcome.
  * - Expected outcomes (duplicate login, unknown row) are values; a broken database rejects.
  * - Tokens and login tickets are known only by the SHA-256 hex of their text; the text never
  *   reaches the store.
@@ -264,7 +268,8 @@ export interface AdminSessionRecord extends NewAdminSession {
 export type InsertUserResult = { readonly ok: true; readonly user: User } | { readonly ok: false; readonly reason: 'login-taken' };
 export type InsertApplicationResult = { readonly ok: true; readonly application: Application } | { readonly ok: false; readonly reason: 'app-exists' };
 
-export interface Store {
+/** Opening, closing and readiness of the database; the schema version the migrations left. */
+export interface StoreLifecycle {
   /** Highest applied migration, for `svcapi-auth migrate` and diagnostics. */
   schemaVersion(): Promise<number>;
   /** Releases the connection; further calls reject. Idempotent. */
@@ -277,7 +282,10 @@ export interface Store {
    * full disk), the condition under which no token can be issued while ping() still succeeds.
    */
   probeWrite(now: Date): Promise<void>;
+}
 
+/** The service's applications, users and their grants, and the users' password hashes. */
+export interface AccountStore {
   // --- applications ---
   getApplication(appId: number): Promise<Application | null>;
   /** Ascending AppID. */
@@ -317,7 +325,16 @@ export interface Store {
   /** Migration report (issue 7): users' hashes in ascending user id after `afterUserId`, at most `limit`. */
   listPasswordHashes(page: { readonly afterUserId: number; readonly limit: number }): Promise<readonly PasswordHashRow[]>;
 
-  // --- tokens (hot path) ---
+  /**
+   * Metrics (hash migration progress): users per password hash scheme, the PHC identifier between
+   * the first two `$` (`argon2id`, `2b`...), or '' for a hash that does not start with `$`.
+   * One GROUP BY over the users table.
+   */
+  countPasswordHashSchemes(): Promise<readonly { readonly scheme: string; readonly count: number }[]>;
+}
+
+/** Session tokens and login tickets: issue, validation (the hot path), revocation, housekeeping, export and import. */
+export interface TokenStore {
   /**
    * Stores a session token and sets the user's last login, in one durable transaction, but only
    * if at that moment the user is enabled and still has `passwordHash` (the hash the password
@@ -361,36 +378,6 @@ export interface Store {
   purgeExpiredTokens(before: Date, limit: number): Promise<number>;
   /** Metrics: session tokens that work at `now` (not revoked, not past absolute or idle expiry). */
   countActiveTokens(now: Date): Promise<number>;
-  /**
-   * Metrics (hash migration progress): users per password hash scheme, the PHC identifier between
-   * the first two `$` (`argon2id`, `2b`...), or '' for a hash that does not start with `$`.
-   * One GROUP BY over the users table.
-   */
-  countPasswordHashSchemes(): Promise<readonly { readonly scheme: string; readonly count: number }[]>;
-
-  // --- news ---
-  insertNews(news: NewNews): Promise<NewsRecord>;
-  /**
-   * Inserts a row under a given id (news import keeps the legacy service's NewsID, which clients
-   * see); later insertNews ids continue above it. null, and nothing written, when the id is taken.
-   */
-  insertNewsWithId(newsId: number, news: NewNews): Promise<NewsRecord | null>;
-  /** Every row (optionally of one application), newest first, for the operator. */
-  listNews(filter?: { readonly appId?: number }): Promise<readonly NewsRecord[]>;
-  /** Rows WhatsNew may show, newest first (published desc, then id desc). Version filtering is the domain's. */
-  findPublishedNews(query: PublishedNewsQuery): Promise<readonly NewsRecord[]>;
-  /** findPublishedNews plus the revision it saw and when its answer next changes by the passing of time alone; one consistent read. */
-  publishedNewsSnapshot(query: PublishedNewsQuery): Promise<PublishedNewsSnapshot>;
-  /**
-   * The news and access revisions (StoreRevisions), read together in one single-row statement.
-   * Callers compare each for equality only.
-   */
-  revisions(): Promise<StoreRevisions>;
-  getNews(newsId: number): Promise<NewsRecord | null>;
-  /** false when no such row. */
-  deleteNews(newsId: number): Promise<boolean>;
-  /** Replaces the changeable fields of one row; the updated row, or null when there is none. */
-  updateNews(newsId: number, update: NewsUpdate): Promise<NewsRecord | null>;
 
   // --- moving data between databases (svcapi-auth export / import) ---
   /**
@@ -403,8 +390,40 @@ export interface Store {
    * false when a token with that hash exists. The user and application must exist (else rejects).
    */
   importToken(token: ImportedToken): Promise<boolean>;
+}
 
-  // --- brute-force protection (issue 6; docs/security.md#brute-force-protection) ---
+/** News items, for WhatsNew and the operator. */
+export interface NewsStore {
+  insertNews(news: NewNews): Promise<NewsRecord>;
+  /**
+   * Inserts a row under a given id (news import keeps the legacy service's NewsID, which clients
+   * see); later insertNews ids continue above it. null, and nothing written, when the id is taken.
+   */
+  insertNewsWithId(newsId: number, news: NewNews): Promise<NewsRecord | null>;
+  /** Every row (optionally of one application), newest first, for the operator. */
+  listNews(filter?: { readonly appId?: number }): Promise<readonly NewsRecord[]>;
+  /** Rows WhatsNew may show, newest first (published desc, then id desc). Version filtering is the domain's. */
+  findPublishedNews(query: PublishedNewsQuery): Promise<readonly NewsRecord[]>;
+  /** findPublishedNews plus the revision it saw and when its answer next changes by the passing of time alone; one consistent read. */
+  publishedNewsSnapshot(query: PublishedNewsQuery): Promise<PublishedNewsSnapshot>;
+  getNews(newsId: number): Promise<NewsRecord | null>;
+  /** false when no such row. */
+  deleteNews(newsId: number): Promise<boolean>;
+  /** Replaces the changeable fields of one row; the updated row, or null when there is none. */
+  updateNews(newsId: number, update: NewsUpdate): Promise<NewsRecord | null>;
+}
+
+/** What the domain keeps in memory is labelled with these (revision-gate.ts). */
+export interface RevisionStore {
+  /**
+   * The news and access revisions (StoreRevisions), read together in one single-row statement.
+   * Callers compare each for equality only.
+   */
+  revisions(): Promise<StoreRevisions>;
+}
+
+/** Brute-force protection: the login throttle's counters (docs/security.md#brute-force-protection). */
+export interface ThrottleStore {
   /**
    * Reserves one password verification for `attempt`, atomically across connections and
    * processes (one write transaction holding the three counter rows): granted only if the
@@ -450,8 +469,10 @@ export interface Store {
    * the sources' counters stay.
    */
   resetLoginThrottle(loginHash: string): Promise<number>;
+}
 
-  // --- admin console accounts and sessions (src/console; docs/security.md#admin-console) ---
+/** The admin console's own accounts and their sessions (src/console; docs/security.md#admin-console). */
+export interface AdminConsoleStore {
   /** false when an account with that name exists. */
   insertAdminAccount(account: AdminAccountCredentials): Promise<boolean>;
   getAdminAccount(name: string): Promise<AdminAccountCredentials | null>;
@@ -475,8 +496,10 @@ export interface Store {
   deleteAdminSession(sessionHash: string): Promise<boolean>;
   /** Deletes sessions past their absolute expiry at `now` or unused since `idleBefore`; how many. */
   purgeAdminSessions(now: Date, idleBefore: Date): Promise<number>;
+}
 
-  // --- audit trail (issue 6; see docs/security.md#audit-trail) ---
+/** The audit trail and the installation's secrets (its login fingerprint key; docs/security.md#audit-trail). */
+export interface AuditStore {
   /** Appends events in one transaction (the audit writer batches them); resolves when durable. */
   appendAudit(events: readonly NewAuditEvent[]): Promise<void>;
   /** Events matching every given filter, newest first (descending id), at most `limit`. */
@@ -489,8 +512,10 @@ export interface Store {
   installationSecret(name: string, candidate: string): Promise<string>;
   /** Housekeeping: deletes at most `limit` events older than `before`, oldest first, in one short transaction; returns how many. */
   purgeAudit(before: Date, limit: number): Promise<number>;
+}
 
-  // --- shadow and front modes (src/compat/shadow.ts; docs/cutover.md) ---
+/** Differences seen by the shadow and front modes (src/compat/shadow.ts; docs/cutover.md). */
+export interface ShadowStore {
   /**
    * Keeps one difference between the old service's answer and ours, and in the same transaction
    * deletes all but the newest `keep` (at least 1): the table never grows past `keep` rows.
@@ -499,6 +524,14 @@ export interface Store {
   /** The differences kept, newest first (descending id), at most `limit`. */
   listShadowDifferences(limit: number): Promise<readonly ShadowDifferenceRecord[]>;
 }
+
+/**
+ * The whole persistence port: what each adapter (SQLite, PostgreSQL) implements and the
+ * contract suite (test/store/store-contract.ts) checks. A module that needs one concern depends on
+ * that concern's port only.
+ */
+export interface Store
+  extends StoreLifecycle, AccountStore, TokenStore, NewsStore, RevisionStore, ThrottleStore, AdminConsoleStore, AuditStore, ShadowStore {}
 
 /**
  * A difference seen on live traffic, already redacted by its writer (src/compat/shadow-redaction.ts:

@@ -15,6 +15,8 @@ export interface JsonResultFacts {
   readonly expiresAt: Date;
   /** The login as the user record has it. */
   readonly login: string | null;
+  /** The token's application (ValidateUserJSON: the AppID asked for). */
+  readonly appId: number | null;
 }
 
 export interface CompiledJsonResult {
@@ -107,6 +109,8 @@ function compileMembers(members: readonly JsonMember[], profile: JsonOperationPr
         return parts.push((facts) => (facts.token === null ? 'null' : jsonString(facts.token, profile.escaping)));
       case 'login':
         return parts.push((facts) => (facts.login === null ? 'null' : jsonString(facts.login, profile.escaping)));
+      case 'appId':
+        return parts.push((facts) => (facts.appId === null ? 'null' : String(facts.appId)));
     }
   });
   literal('}');

@@ -416,13 +416,9 @@ describe('svcapi-auth CLI', () => {
       const out = sink();
       const err = sink();
       const done = runCli(['serve', '--port', '0', '--log-level', 'silent', ...dbArgs], { stdin: Readable.from([]), stdout: out.stream, stderr: err.stream, env: {}, signal: controller.signal });
-      let service: string | undefined;
-      while (service === undefined) {
-        const m = /^Service: (http:\/\/127\.0\.0\.1:(\d+)\/Authentication\.asmx)$/m.exec(out.text());
-        if (m) service = m[1];
-        else if (err.text() !== '') throw new Error(err.text());
-        else await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      const failed = err.waitFor(/./).then(() => Promise.reject(new Error(err.text())));
+      failed.catch(() => undefined);
+      const service = (await Promise.race([out.waitFor(/^Service: (http:\/\/127\.0\.0\.1:(\d+)\/Authentication\.asmx)$/m), failed]))[1] ?? '';
       expect(out.text()).toContain(`WSDL: ${service}?WSDL\n`);
       expect(out.text()).toContain(`Help page: ${service}\n`);
       expect(service).not.toMatch(/:0\//);

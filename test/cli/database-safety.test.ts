@@ -2,7 +2,7 @@
  * The CLI and the database file: only `migrate` and `serve` create a database; a file that is
  * not svcapi-auth's is refused untouched; a damaged or read-only one gets one line and its own
  * exit code (never a stack trace); new files are private (0600 in a 0700 directory); dates that
- * do not exist are refused.
+ * do not exist are refused. PostgreSQL's side: postgres-database-safety.test.ts.
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -13,8 +13,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SVCAPI_APPLICATION_ID } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { bin, root as projectRoot } from '../ops/support.js';
-import { adminQuery, dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
-import { runCliCaptured as run, type RunResult } from '../support/run-cli.js';
+import { expectOneLine, runCliCaptured as run, type RunResult } from '../support/run-cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svcapi-dbsafety-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -22,13 +21,6 @@ let counter = 0;
 const caseDir = (): string => join(root, `case-${++counter}`);
 const mode = (path: string): string => (statSync(path).mode & 0o777).toString(8).padStart(4, '0');
 
-/** One line on stderr, no stack frame. */
-function expectOneLine(r: RunResult, code: number, message: RegExp): void {
-  expect(r.code, r.err).toBe(code);
-  expect(r.err).toMatch(message);
-  expect(r.err.trimEnd().split('\n')).toHaveLength(1);
-  expect(r.err).not.toMatch(/\n\s+at /);
-}
 
 /** Everything that would show a write: the bytes, the modification time, the files beside it. */
 function fingerprint(path: string): { sha: string; mtimeMs: number; size: number; siblings: string[] } {
@@ -290,37 +282,5 @@ describe('dates that do not exist', () => {
     const [item] = (await run(['news', 'list', '--json', '--db', path])).out.trim().split('\n').map((l) => JSON.parse(l) as { publishedAt: string; expiresAt: string });
     expect(item).toMatchObject({ publishedAt: '2024-02-29T23:59:59.000Z', expiresAt: '2028-02-29T00:00:00.000Z' });
     expect((await run(['audit', '--since', '2024-02-29T00:00+01:00', '--until', '2024-12-31T23:59:59Z', '--db', path])).code).toBe(0);
-  });
-});
-
-const pgAdmin = await postgresForTests();
-
-describe.skipIf(pgAdmin === null)('the same rules on PostgreSQL', () => {
-  const schemas: string[] = [];
-  afterAll(() => dropSchemas(schemas));
-  const tablesOf = async (schema: string): Promise<string[]> =>
-    (await adminQuery<{ t: string }>('SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1', [schema])).map((r) => r.t);
-
-  it('a schema that does not exist is refused by everything but migrate and serve (exit 3), and not created', async () => {
-    const schema = newSchemaName();
-    schemas.push(schema);
-    for (const command of [['user', 'list'], ['app', 'add', '7', 'Portal'], ['audit'], ['export']]) {
-      expectOneLine(await run([...command, '--db', schemaUrl(schema)]), 3, new RegExp(`\\(schema ${schema}\\) holds no svcapi-auth database yet; create it with "svcapi-auth migrate"`));
-    }
-    expect(await adminQuery('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema])).toEqual([]);
-    expect((await run(['migrate', '--db', schemaUrl(schema)])).code).toBe(0);
-    expect((await run(['app', 'list', '--db', schemaUrl(schema)])).code).toBe(0);
-  });
-
-  it('a schema holding another application\'s tables is refused untouched (exit 4), migrate included', async () => {
-    const schema = newSchemaName();
-    schemas.push(schema);
-    await adminQuery(`CREATE SCHEMA "${schema}"`);
-    await adminQuery(`CREATE TABLE "${schema}".users (id serial PRIMARY KEY, email text)`);
-    await adminQuery(`INSERT INTO "${schema}".users (email) VALUES ('a@example.com')`);
-    for (const command of [['user', 'list'], ['migrate']]) {
-      expectOneLine(await run([...command, '--db', schemaUrl(schema)]), 4, /is not an svcapi-auth database: it has tables svcapi-auth did not create \(users\).*left untouched/);
-    }
-    expect(await tablesOf(schema)).toEqual(['users']);
   });
 });

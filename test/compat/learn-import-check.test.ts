@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { Readable, Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { runCliCaptured } from '../support/run-cli.js';
+import { runCliCaptured, sink } from '../support/run-cli.js';
 import { startLegacyStandin, STANDIN_USER, type LegacyStandin, type StandinNews } from '../support/legacy-standin.js';
 
 const { login, password } = STANDIN_USER;
@@ -66,23 +66,13 @@ describe('learn, bring users and news over, check: 0 different', () => {
     await step(['news', 'import', '--from-legacy', standin.url, '--app', '2', '--compat', profile, '--time-zone', 'America/Sao_Paulo']);
 
     // The learned WhatsNew dates carried -03:00: the legacy server's zone.
-    let out = '';
-    const stdout = new Writable({
-      write(chunk: Buffer, _encoding, callback) {
-        out += chunk.toString();
-        callback();
-      },
-    });
+    const stdout = sink();
     const errors = new Writable({ write: (_c, _e, callback) => callback() });
     serving = runCli(['serve', '--port', '0', '--log-level', 'silent', '--compat', profile, '--time-zone', 'America/Sao_Paulo', ...db], {
-      stdin: Readable.from([]), stdout, stderr: errors, env: { SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0' }, signal: controller.signal,
+      stdin: Readable.from([]), stdout: stdout.stream, stderr: errors, env: { SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0' }, signal: controller.signal,
     });
-    let ours: string | undefined;
-    for (let i = 0; i < 500 && ours === undefined; i++) {
-      ours = /^Service: (http:\/\/\S+)$/m.exec(out)?.[1];
-      if (ours === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(ours, out).toBeDefined();
+    const ours = (await stdout.waitFor(/^Service: (http:\/\/\S+)$/m))[1];
+    expect(ours, stdout.text()).toBeDefined();
 
     const check = await runCliCaptured(['compat', 'check', '--legacy', standin.url, '--ours', ours ?? '', '--login', login, '--password-stdin', '--app', '2'], { stdin: password });
     const different = check.out.split('\n').filter((l) => l.startsWith('DIFFERENT: ')).map((l) => l.slice('DIFFERENT: '.length));

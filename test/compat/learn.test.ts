@@ -52,7 +52,11 @@ describe('compat learn', () => {
         tokens: { form: { kind: 'hex', length: 40, case: 'lower' } },
         json: {
           validateUser: { ...STANDIN_PROFILE.json.validateUser, inputs: { ...STANDIN_PROFILE.json.validateUser.inputs, sources: ['form'] }, dates: 'wcf', escaping: 'data-contract' },
-          validateUserToken: { ...STANDIN_PROFILE.json.validateUserToken, inputs: { sources: ['header', 'query'], names: { token: 'token' } } },
+          validateUserToken: {
+            ...STANDIN_PROFILE.json.validateUserToken, inputs: { sources: ['header', 'query'], names: { token: 'token' } },
+            // The owner, as token adoption needs it (docs/cutover.md#adoption).
+            success: [...STANDIN_PROFILE.json.validateUserToken.success, { key: 'Login', value: { field: 'login' } }, { key: 'AppID', value: { field: 'appId' } }],
+          },
         },
         loginUrl: { default: null, apps: { 2: 'https://gps.example/sso/{login}?t={ticket}' }, none: 'about:blank' },
         whatsNew: { ...STANDIN_PROFILE.whatsNew, tableName: 'Items', dateTimes: 'utc', columns: [...STANDIN_PROFILE.whatsNew.columns, { name: 'Prioridade', type: 'long', from: { const: 7 } }] },
@@ -66,6 +70,10 @@ describe('compat learn', () => {
       expect(p.json.validateUser.inputs).toStrictEqual({ sources: ['form'] });
       expect(p.json.validateUser.dates).toBe('wcf');
       expect(p.json.validateUserToken.inputs).toStrictEqual({ sources: ['header', 'query'] });
+      expect(p.json.validateUserToken.success).toStrictEqual([
+        { key: 'Valid', value: { field: 'valid' } }, { key: 'ExpiresAt', value: { field: 'expiresAt' } },
+        { key: 'Login', value: { field: 'login' } }, { key: 'AppID', value: { field: 'appId' } },
+      ]);
       // "about:blank" is not http(s): GetUserLoginURL's "no URL" value is kept as the text it is.
       expect(p.loginUrl).toStrictEqual({ none: 'about:blank', apps: { 2: 'https://gps.example/sso/{login}?t={ticket}' } });
       expect(p.whatsNew.tableName).toBe('Items');

@@ -209,10 +209,13 @@ describe('a profile whose JSON answer carries the login', () => {
     const profile = compatProfileFromJson({
       json: {
         validateUser: {
-          success: [{ key: 'ok', value: { field: 'success' } }, { key: 'user', value: { field: 'login' } }, { key: 'note', value: { const: '</script>' } }],
+          success: [{ key: 'ok', value: { field: 'success' } }, { key: 'user', value: { field: 'login' } }, { key: 'app', value: { field: 'appId' } }, { key: 'note', value: { const: '</script>' } }],
           escaping: 'javascript-serializer',
         },
-        validateUserToken: { success: [{ key: 'ok', value: { field: 'valid' } }, { key: 'until', value: { field: 'expiresAt' } }], escaping: 'data-contract', dates: 'iso' },
+        validateUserToken: {
+          success: [{ key: 'ok', value: { field: 'valid' } }, { key: 'until', value: { field: 'expiresAt' } }, { key: 'user', value: { field: 'login' } }, { key: 'app', value: { field: 'appId' } }],
+          escaping: 'data-contract', dates: 'iso',
+        },
       },
     });
     stack = await createTestStack({ profile, clock: fakeClock(NOW), throttle: false });
@@ -224,15 +227,15 @@ describe('a profile whose JSON answer carries the login', () => {
     const query = new URLSearchParams({ login: 'o\'brien<OPS>&"CO"/X', password: 'pw-of-obrien', AppId: '2' }).toString();
     const req = buildRequest('http-get', 'ValidateUserJSON', {}, query);
     const res = await stack.app.inject({ method: req.method, url: req.url });
-    const json = '{"ok":true,"user":"O\\u0027Brien\\u003cops\\u003e\\u0026\\"co\\"/x","note":"\\u003c/script\\u003e"}';
+    const json = '{"ok":true,"user":"O\\u0027Brien\\u003cops\\u003e\\u0026\\"co\\"/x","app":2,"note":"\\u003c/script\\u003e"}';
     expect(res.body).toBe(body('http-get', 'ValidateUserJSON', json));
-    expect(JSON.parse(json)).toEqual({ ok: true, user: LOGIN, note: '</script>' });
+    expect(JSON.parse(json)).toEqual({ ok: true, user: LOGIN, app: 2, note: '</script>' });
   });
 
-  it('the token answer in ISO dates with DataContractJsonSerializer\'s escaping', async () => {
+  it('the token answer in ISO dates with DataContractJsonSerializer\'s escaping, with its owner', async () => {
     const login = await stack.app.inject({ method: 'GET', url: `/Authentication.asmx/ValidateUser?${new URLSearchParams({ login: LOGIN, password: 'pw-of-obrien', AppId: '2', IPAddress: '' }).toString()}` });
     const token = /<string xmlns="SVCAPI">([^<]+)<\/string>/.exec(login.body)?.[1] ?? '';
     const res = await stack.app.inject({ method: 'GET', url: `/Authentication.asmx/ValidateUserTokenJSON?token=${token}` });
-    expect(res.body).toBe(body('http-get', 'ValidateUserTokenJSON', `{"ok":true,"until":"${new Date(EXPIRES_MS).toISOString()}"}`));
+    expect(res.body).toBe(body('http-get', 'ValidateUserTokenJSON', `{"ok":true,"until":"${new Date(EXPIRES_MS).toISOString()}","user":"O'Brien<ops>&\\"co\\"\\/x","app":2}`));
   });
 });

@@ -46,7 +46,7 @@ describe('compatibility profile file', () => {
       [{ validateUser: { failureValue: '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b' } }, /validateUser\.failureValue: must not look like a token/],
       [{ json: { validateUser: { failure: [{ key: 'Login', value: { field: 'login' } }] } } }, /json\.validateUser\.failure\[0\]\.value\.field: a failure answer holds constants only/],
       [{ json: { validateUserToken: { failure: [{ key: 'Valid', value: { field: 'valid' } }] } } }, /json\.validateUserToken\.failure\[0\]\.value\.field: a failure answer holds constants only/],
-      [{ json: { validateUserToken: { success: [{ key: 'User', value: { field: 'login' } }] } } }, /json\.validateUserToken\.success\[0\]\.value\.field: unknown field "login" here; expected success, valid, expiresAt/],
+      [{ json: { validateUserToken: { success: [{ key: 'T', value: { field: 'token' } }] } } }, /json\.validateUserToken\.success\[0\]\.value\.field: unknown field "token" here; expected success, valid, expiresAt, login, appId/],
       [{ json: { validateUser: { success: [{ key: 'T', value: { field: 'tokn' } }] } } }, /json\.validateUser\.success\[0\]\.value\.field: unknown field "tokn"/],
     ];
     for (const [data, message] of cases) expect(() => compatProfileFromJson(data), JSON.stringify(data)).toThrow(message);

@@ -101,11 +101,11 @@ describe('config file', () => {
       shutdown: { drainDelayMs: 0, timeoutMs: 1000 },
       housekeeping: { intervalMs: 60000, batchSize: 100, batchBudgetMs: 5, tokenRetentionMs: 3600000 },
       configFile: path,
-      legacy: { url: null, timeoutMs: 3000, allowInsecure: false, tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000, mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 4, keep: 100, stateful: false, maxResponseBytes: 1048576 } },
+      legacy: { url: null, timeoutMs: 3000, allowInsecure: false, tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000, mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0.03 } },
       audit: { retentionDays: 30 },
       tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
-      performance: { tokenCacheEntries: 50_000, newsCacheEntries: 1000, shapeMemo: true, sqliteMmapMiB: 2047 },
+      performance: { tokenCacheEntries: 50_000, newsCacheEntries: 1000, shapeMemo: true, shadowPipelining: true, shadowByteCompare: true, groupCommit: true, sqliteMmapMiB: 2047 },
       bruteForce: { enabled: true, windowMs: 600000, maxDelayMs: 300000, pair: { maxAttempts: 4, baseDelayMs: 10000 }, login: { maxAttempts: 50 }, source: { maxFailures: 20 }, knownSourceDays: 7 },
     });
   });

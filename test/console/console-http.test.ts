@@ -240,7 +240,7 @@ describe('admin console over HTTP', () => {
     expect(res.status).toBe(303);
     expect(await soap('ValidateUserToken', { Token: token1 })).toContain('>false<');
     expect(await soap('ValidateUserToken', { Token: token2 })).toContain('>true<');
-    await new Promise((r) => setTimeout(r, 300)); // the audit trail writes in batches every 100 ms
+    await world.flushAudit();
     const events = await world.store.queryAudit({ type: 'admin.token.revoke', limit: 5 });
     expect(events.some((e) => e.tokenFp === fp && (e.detail as { actor?: string } | null)?.actor === 'console:ann')).toBe(true);
   });
@@ -261,7 +261,7 @@ describe('admin console over HTTP', () => {
     const cookie = client.cookies.get('svcapi_console') ?? '';
     const failed = new ConsoleClient(world.management);
     await failed.login('ann', 'unique-canary-admin-wrong');
-    await new Promise((r) => setTimeout(r, 300));
+    await world.flushAudit();
     const logs = world.logs();
     const trail = JSON.stringify(await world.store.queryAudit({ limit: 1000 }));
     for (const secret of [password, newPassword, 'unique-canary-mismatch', token, cookie, ADMIN_PW, 'unique-canary-admin-wrong']) {

@@ -30,6 +30,8 @@ export interface ConsoleWorld {
   addAccount(name: string, password: string, role: AdminRole): Promise<void>;
   /** Everything logged so far. */
   logs(): string;
+  /** Writes what the audit trail holds to the store now (it writes in batches every 100 ms). */
+  flushAudit(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -84,6 +86,7 @@ export async function startConsoleWorld(options: { readonly newsTable?: NewsTabl
         if (!r.ok) throw new Error(r.message);
       },
       logs: () => logText,
+      flushAudit: () => runningOps.audit.flush(),
       async close() {
         await runningApp.close();
         await runningOps.close();

@@ -145,6 +145,19 @@ describe('auth service', () => {
       expect((await w.service.validateUser(gps('Alice', 'new-pw'), ctx)).ok).toBe(true);
     });
 
+    it('never logs in with an empty or missing password, even when the stored hash is of the empty password', async () => {
+      // A hashed legacy row can hold the hash of "" (ASP.NET never let it log in); a Clear row with
+      // an empty password imports as "needs reset". One rule for both: no empty password.
+      const alice = await must(w.admin.getUser('Alice'));
+      await w.store.setPasswordHash(alice.userId, 'fake$', w.clock.now());
+      expect(await w.hasher.verify('fake$', '')).toBe(true);
+      for (const password of ['', null]) {
+        w.hasher.verifyCalls = 0;
+        expect(await w.service.validateUser(gps('Alice', password), ctx)).toStrictEqual({ ok: false });
+        expect(w.hasher.verifyCalls).toBe(1);
+      }
+    });
+
     it('upgrades a hash that needs it on a successful login, and keeps accepting the password', async () => {
       const alice = await must(w.admin.getUser('Alice'));
       await w.store.upgradePasswordHash(alice.userId, 'fake$pw', 'old$pw');

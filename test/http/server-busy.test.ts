@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/http/app.js';
+import { injectable } from '../support/inject.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
 import { ServerBusyError } from '../../src/domain/server-busy-error.js';
 import { buildRequest } from '../support/asmx-client.js';
@@ -17,7 +18,7 @@ const busy: AuthService = {
 
 describe('server too busy', () => {
   it('is a soap:Server / soap:Receiver fault, or text/plain on GET and POST', async () => {
-    const app = await buildApp({ service: busy, config: { http: { maxRequestBytes: 65536, bodyTimeoutMs: 1000 }, timeZone: 'UTC' }, logger: false });
+    const app = injectable(await buildApp({ service: busy, config: { http: { maxRequestBytes: 65536, bodyTimeoutMs: 1000 }, timeZone: 'UTC' }, logger: false }));
     const args = { login: 'a', password: 'b', AppId: 2, IPAddress: '' };
     const inject = (binding: 'soap11' | 'soap12' | 'http-get' | 'http-post') => {
       const r = buildRequest(binding, 'ValidateUser', args);

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config.js';
 
 /** The shadow and front modes' settings, at their defaults (off). */
-const MODES = { mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 4, keep: 100, stateful: false, maxResponseBytes: 1048576 } } as const;
+const MODES = { mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0.03 } } as const;
 
 /** The token passthrough settings' defaults (off). */
-const PASSTHROUGH_DEFAULTS = { tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000 };
+const PASSTHROUGH_DEFAULTS = { tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000 };
 
 describe('legacy configuration', () => {
   it('is off by default, with a 3 s timeout', () => {
@@ -85,18 +85,55 @@ describe('legacy configuration', () => {
     }
   });
 
+  it('token adoption: off by default; on only with passthrough and a profile whose token answer names owner and expiry', () => {
+    const url = 'https://old.example/Authentication.asmx';
+    const on = { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: '2027-03-31T23:59:59Z' };
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-legacy-adopt-'));
+    const profile = (success: unknown[]): string => {
+      const path = join(dir, `profile-${success.length}-${Math.random().toString(36).slice(2)}.json`);
+      writeFileSync(path, JSON.stringify({ json: { validateUserToken: { success } } }));
+      return path;
+    };
+    const valid = { key: 'valid', value: { field: 'valid' } };
+    const login = { key: 'user', value: { field: 'login' } };
+    const expires = { key: 'until', value: { field: 'expiresAt' } };
+    try {
+      expect(loadConfig({ env: on }).legacy.adoptTokens).toBe(false);
+      const full = profile([valid, login, expires]);
+      expect(loadConfig({ env: { ...on, SVCAPI_COMPAT: full, SVCAPI_LEGACY_ADOPT_TOKENS: 'true' } }).legacy.adoptTokens).toBe(true);
+      const yaml = join(dir, 'svcapi-auth.yaml');
+      writeFileSync(yaml, `compat:\n  profile: ${full}\nlegacy:\n  url: ${url}\n  tokenPassthrough: 2027-03-31T23:59:59Z\n  adoptTokens: true\n`);
+      expect(loadConfig({ flags: { config: yaml }, env: {} }).legacy.adoptTokens).toBe(true);
+      const refusals: Array<[NodeJS.ProcessEnv, RegExp]> = [
+        [{ SVCAPI_LEGACY_URL: url, SVCAPI_COMPAT: full, SVCAPI_LEGACY_ADOPT_TOKENS: 'true' }, /SVCAPI_LEGACY_ADOPT_TOKENS: adoption stores tokens token passthrough vouched for: set SVCAPI_LEGACY_TOKEN_PASSTHROUGH/],
+        [{ ...on, SVCAPI_LEGACY_ADOPT_TOKENS: 'true' }, /SVCAPI_LEGACY_ADOPT_TOKENS: .*json\.validateUserToken\.success has no member with \{"field": "login"\} \(no profile is given/],
+        [{ ...on, SVCAPI_COMPAT: profile([valid, expires]), SVCAPI_LEGACY_ADOPT_TOKENS: 'true' }, /no member with \{"field": "login"\}$/],
+        [{ ...on, SVCAPI_COMPAT: profile([valid, login]), SVCAPI_LEGACY_ADOPT_TOKENS: 'true' }, /no member with \{"field": "expiresAt"\}$/],
+        [{ ...on, SVCAPI_COMPAT: profile([valid]), SVCAPI_LEGACY_ADOPT_TOKENS: 'true' }, /no member with \{"field": "login"\} and none with \{"field": "expiresAt"\}$/],
+        [{ ...on, SVCAPI_COMPAT: full, SVCAPI_LEGACY_ADOPT_TOKENS: 'maybe' }, /SVCAPI_LEGACY_ADOPT_TOKENS: expected true or false/],
+      ];
+      for (const [env, message] of refusals) {
+        expect(() => loadConfig({ env }), JSON.stringify(env)).toThrow(ConfigError);
+        expect(() => loadConfig({ env }), JSON.stringify(env)).toThrow(message);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('shadow and front modes: defaults, the environment, the file; front mode compares every request unless told otherwise', () => {
     const url = 'https://old.example/Authentication.asmx';
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_RATE: '0.05' } }).legacy.shadow.rate).toBe(0.05);
+    expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_SHADOW_CPU_SHARE: '1' } }).legacy.shadow.cpuShare).toBe(1);
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front' } }).legacy).toMatchObject({ mode: 'front', frontOperations: [], shadow: { rate: 1 } });
     expect(loadConfig({ env: { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_MODE: 'front', SVCAPI_LEGACY_SHADOW_RATE: '0' } }).legacy.shadow.rate).toBe(0);
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-legacy-config-'));
     try {
       const path = join(dir, 'svcapi-auth.yaml');
-      writeFileSync(path, `legacy:\n  url: ${url}\n  mode: front\n  frontOperations: [ValidateUserToken, WhatsNew]\n  shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 }\n`);
+      writeFileSync(path, `legacy:\n  url: ${url}\n  mode: front\n  frontOperations: [ValidateUserToken, WhatsNew]\n  shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536, cpuShare: 0.2 }\n`);
       expect(loadConfig({ flags: { config: path }, env: {} }).legacy).toEqual({
         url, timeoutMs: 3000, allowInsecure: false, ...PASSTHROUGH_DEFAULTS, mode: 'front', frontOperations: ['ValidateUserToken', 'WhatsNew'],
-        shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536 },
+        shadow: { rate: 0.5, queue: 10, concurrency: 2, keep: 5, stateful: true, maxResponseBytes: 65536, cpuShare: 0.2 },
       });
     } finally {
       rmSync(dir, { recursive: true, force: true });

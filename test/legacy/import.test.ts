@@ -335,6 +335,7 @@ describe('svcapi-auth import (command line)', () => {
         { format: 'needs-reset', users: 1, status: 'cannot-log-in' },
       ],
       migratedByLegacyService: 0,
+      legacyTokensLive: 0,
     });
   });
 });

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLegacyGuard, DEFAULT_LEGACY_ANSWER_RULES, isLegacyToken, legacyAnswerRules, type LegacyAuthenticator, type LegacyReply } from '../../src/domain/legacy-guard.js';
 import { needsResetHash } from '../../src/domain/legacy-hashes/stored-hash.js';
@@ -25,6 +25,7 @@ import { compatProfileFromJson } from '../../src/compat-profile-file.js';
 import { openStore } from '../../src/store/open-store.js';
 import { BINDINGS, buildRequest, parseResult, type BindingName } from '../support/asmx-client.js';
 import { ctx } from '../support/domain-fakes.js';
+import { sink } from '../support/run-cli.js';
 import { createTestStack, type TestStack } from '../support/start-app.js';
 import { fastHasher } from './support.js';
 
@@ -322,18 +323,12 @@ describe('a compatibility profile describes the old service', () => {
     const profileFile = join(dir, 'legacy.json');
     writeFileSync(profileFile, JSON.stringify({ validateUser: { failureValue: GUID_EMPTY }, tokens: { form: 'HEX40' } }));
     const db = `sqlite:${join(dir, 'auth.db')}`;
-    let text = '';
-    const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+    const out = sink();
     const controller = new AbortController();
     const env = { SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_TIMEOUT_MS: '2000', SVCAPI_COMPAT: profileFile, SVCAPI_BRUTE_FORCE_ENABLED: 'false' };
-    const done = runCli(['serve', '--port', '0', '--log-level', 'silent', '--db', db], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
+    const done = runCli(['serve', '--port', '0', '--log-level', 'silent', '--db', db], { stdin: Readable.from([]), stdout: out.stream, stderr: out.stream, env, signal: controller.signal });
     try {
-      let service: string | undefined;
-      for (let i = 0; service === undefined && i < 500; i++) {
-        service = /^Service: (http:\/\/127\.0\.0\.1:\d+\/Authentication\.asmx)$/m.exec(text)?.[1];
-        if (service === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      if (service === undefined) throw new Error(`serve did not start: ${text}`);
+      const service = (await out.waitFor(/^Service: (http:\/\/127\.0\.0\.1:\d+\/Authentication\.asmx)$/m))[1] ?? '';
       const login = async (password: string): Promise<string> => {
         const req = buildRequest('soap11', 'ValidateUser', { login: 'victim', password, AppId: 2, IPAddress: '' });
         const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });

@@ -4,9 +4,11 @@
  * São Paulo) into a fresh instance with the same profile, then WhatsNew compared byte for byte on
  * the four bindings; from a CSV export; and against hostile stand-ins.
  */
+import { spawnSync } from 'node:child_process';
 import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -228,7 +230,37 @@ describe('news import --from-legacy against a hostile stand-in', () => {
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const r = await importFrom(`http://127.0.0.1:${port}/Authentication.asmx`);
     expect(r.code).toBe(1);
-    expect(r.err).toMatch(/the connection failed \(ECONNREFUSED\)/);
+    expect(r.err).toMatch(/the connection failed/);
+  });
+
+  it('trusts legacy.caFile for an https old service, as serve does', async () => {
+    const certFile = join(dir, 'cert.pem');
+    const keyFile = join(dir, 'key.pem');
+    const openssl = spawnSync('openssl', [
+      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=localhost', '-days', '1',
+      '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1', '-keyout', keyFile, '-out', certFile,
+    ], { encoding: 'utf8' });
+    if (openssl.status !== 0) throw new Error(`openssl failed: ${openssl.stderr}`);
+    const secure = createHttpsServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {
+      req.resume();
+      req.on('end', () => answer(200, table('<Noticias diffgr:id="Noticias1" msdata:rowOrder="0"><IdNoticia>5</IdNoticia><Titulo>seguro</Titulo><DataPublicacao>2020-01-01T10:00:00</DataPublicacao></Noticias>'))(res));
+    });
+    await new Promise<void>((resolve) => secure.listen(0, '127.0.0.1', resolve));
+    const url = `https://localhost:${(secure.address() as AddressInfo).port}/Authentication.asmx`;
+    try {
+      const untrusted = await importFrom(url);
+      expect(untrusted.code).toBe(1);
+      expect(untrusted.err).toMatch(/TLS failed \(DEPTH_ZERO_SELF_SIGNED_CERT\)/);
+      const target = await freshTarget();
+      const trusted = await run(['news', 'import', '--from-legacy', url, '--app', '2', '--compat', profileFile, '--time-zone', ZONE, '--db', db(target)],
+        { SVCAPI_LEGACY_URL: url, SVCAPI_LEGACY_CA_FILE: certFile });
+      expect(trusted.err).not.toMatch(/TLS/);
+      expect(trusted.out).toContain('Imported 1 news');
+      expect((await target.store.listNews()).map((n) => n.title)).toStrictEqual(['seguro']);
+    } finally {
+      secure.closeAllConnections();
+      await new Promise<void>((resolve) => secure.close(() => resolve()));
+    }
   });
 
   it('skips rows it cannot read, with the reason, imports the rest, and warns about columns the profile and the legacy do not share', async () => {

@@ -6,12 +6,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { inspectPasswordHash } from '../../src/domain/legacy-hashes/stored-hash.js';
 import { openStore } from '../../src/store/open-store.js';
 import { buildRequest, parseResult } from '../support/asmx-client.js';
+import { sink } from '../support/run-cli.js';
 import { startApp, type StartedApp } from '../support/start-app.js';
 import { vector, VECTORS } from './support.js';
 
@@ -35,17 +36,11 @@ it('serve asks the legacy service about unknown logins and upgrades legacy hashe
   await seed.insertUser({ login: 'imported', loginKey: 'imported', passwordHash: `$aspnet-identity-v3$${identity.passwordHash}`, enabled: true, appIds: [2], createdAt: new Date() });
   await seed.close();
 
-  let text = '';
-  const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+  const out = sink();
   const controller = new AbortController();
   const env = { SVCAPI_LEGACY_URL: `${legacy.url}/Authentication.asmx`, SVCAPI_LEGACY_TIMEOUT_MS: '2000' };
-  const done = runCli(['serve', '--port', '0', '--log-level', 'silent', '--db', db], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
-  let service: string | undefined;
-  for (let i = 0; service === undefined && i < 500; i++) {
-    service = /^Service: (http:\/\/127\.0\.0\.1:\d+\/Authentication\.asmx)$/m.exec(text)?.[1];
-    if (service === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  if (service === undefined) throw new Error(`serve did not start: ${text}`);
+  const done = runCli(['serve', '--port', '0', '--log-level', 'silent', '--db', db], { stdin: Readable.from([]), stdout: out.stream, stderr: out.stream, env, signal: controller.signal });
+  const service = (await out.waitFor(/^Service: (http:\/\/127\.0\.0\.1:\d+\/Authentication\.asmx)$/m))[1] ?? '';
   const login = async (user: string, password: string): Promise<string> => {
     const req = buildRequest('soap11', 'ValidateUser', { login: user, password, AppId: 2, IPAddress: '' });
     const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
@@ -82,31 +77,27 @@ it('serve probes the legacy service at start: one that says yes to a random logi
   });
   await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
   const db = `sqlite:${join(dir, 'hostile.db')}`;
-  let text = '';
-  const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+  const out = sink();
+  const text = out.text;
   const controller = new AbortController();
   const env = { SVCAPI_LEGACY_URL: `http://127.0.0.1:${(hostile.address() as { port: number }).port}/Authentication.asmx` };
-  const done = runCli(['serve', '--port', '0', '--db', db], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
+  const done = runCli(['serve', '--port', '0', '--db', db], { stdin: Readable.from([]), stdout: out.stream, stderr: out.stream, env, signal: controller.signal });
   try {
-    let management: string | undefined;
-    for (let i = 0; (management === undefined || !text.includes('lazy migration refused')) && i < 500; i++) {
-      management = /^Management: (http:\/\/\S+) /m.exec(text)?.[1];
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    if (management === undefined) throw new Error(`serve did not start: ${text}`);
-    const service = /^Service: (\S+)$/m.exec(text)?.[1] ?? '';
+    const management = (await out.waitFor(/^Management: (http:\/\/\S+) /m))[1] ?? '';
+    await out.waitFor(/lazy migration refused/);
+    const service = /^Service: (\S+)$/m.exec(text())?.[1] ?? '';
     const ready = await fetch(`${management}/health/ready`);
     expect(ready.status).toBe(200); // it still serves the users it has
     const report = await ready.json() as { checks: { legacy?: { state: string; reason: string } } };
     expect(report.checks.legacy).toMatchObject({ state: 'unsafe' });
-    expect(text).toMatch(/"level":50.*lazy migration refused/);
-    expect(text).toContain('legacy.url is plain http');
+    expect(text()).toMatch(/"level":50.*lazy migration refused/);
+    expect(text()).toContain('legacy.url is plain http');
     // A login unknown here is not even asked about.
     const req = buildRequest('soap11', 'ValidateUser', { login: 'victim', password: 'attacker', AppId: 2, IPAddress: '' });
     const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
     expect(parseResult('soap11', 'ValidateUser', await res.text())).toBe('');
     expect(asked).toBe(1);
-    expect(text).not.toContain(same);
+    expect(text()).not.toContain(same);
   } finally {
     controller.abort();
     expect(await done).toBe(0);

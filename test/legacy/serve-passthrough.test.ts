@@ -7,13 +7,13 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { createSoapLegacyAuthenticator } from '../../src/legacy/soap-legacy-authenticator.js';
 import { createSoapLegacyTokenService } from '../../src/legacy/soap-legacy-tokens.js';
 import { buildRequest, parseResult } from '../support/asmx-client.js';
-import { runCliCaptured } from '../support/run-cli.js';
+import { runCliCaptured, sink } from '../support/run-cli.js';
 import { startLegacyStandIn, type LegacyStandIn } from './legacy-stand-in.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-passthrough-tls-'));
@@ -54,24 +54,17 @@ describe('an https old service with its own CA', () => {
   });
 
   it('serve: a token of the old service validates until the end date; metrics and log show it', async () => {
-    let text = '';
-    const out = new Writable({ write: (chunk: Buffer, _e, cb) => { text += chunk.toString(); cb(); } });
+    const out = sink();
     const controller = new AbortController();
     const until = new Date(Date.now() + 3_600_000).toISOString();
     const env = {
       SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_CA_FILE: certFile, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: until,
       SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0',
     };
-    const done = runCli(['serve', '--port', '0', '--db', 'sqlite::memory:'], { stdin: Readable.from([]), stdout: out, stderr: out, env, signal: controller.signal });
+    const done = runCli(['serve', '--port', '0', '--db', 'sqlite::memory:'], { stdin: Readable.from([]), stdout: out.stream, stderr: out.stream, env, signal: controller.signal });
     try {
-      let service: string | undefined;
-      let management: string | undefined;
-      for (let i = 0; (service === undefined || management === undefined) && i < 500; i++) {
-        service = /^Service: (\S+)$/m.exec(text)?.[1];
-        management = /^Management: (http:\/\/\S+) /m.exec(text)?.[1];
-        if (service === undefined || management === undefined) await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      if (service === undefined || management === undefined) throw new Error(`serve did not start: ${text}`);
+      const service = (await out.waitFor(/^Service: (\S+)$/m))[1] ?? '';
+      const management = (await out.waitFor(/^Management: (http:\/\/\S+) /m))[1] ?? '';
       const validate = async (token: string): Promise<unknown> => {
         const req = buildRequest('soap11', 'ValidateUserToken', { token });
         const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
@@ -88,9 +81,9 @@ describe('an https old service with its own CA', () => {
       expect(metrics).toContain('svcapi_auth_legacy_token_circuit_state 0');
       expect(metrics).toContain('svcapi_auth_legacy_token_passthrough_active 1');
       expect(metrics).toContain('svcapi_auth_token_validations_total{result="valid",kind="legacy"} 2');
-      expect(text).toContain('token passthrough on');
-      expect(text).toContain(until);
-      expect(text).not.toContain(token);
+      expect(out.text()).toContain('token passthrough on');
+      expect(out.text()).toContain(until);
+      expect(out.text()).not.toContain(token);
     } finally {
       controller.abort();
       expect(await done).toBe(0);

@@ -77,6 +77,10 @@ describe('import tokens', () => {
       // Idempotent.
       const again = await run(['import', 'tokens', file, '--json', '--db', `sqlite:${stack.dbPath}`]);
       expect(JSON.parse(again.out)).toMatchObject({ imported: 0, alreadyPresent: 2 });
+      // The migration report counts the live sessions the old service issued (not ours).
+      const report = await run(['users', 'migration-report', '--db', `sqlite:${stack.dbPath}`]);
+      expect(report.out).toContain('Live sessions issued by the legacy service (import tokens, token adoption): 2\n');
+      expect(JSON.parse((await run(['users', 'migration-report', '--json', '--db', `sqlite:${stack.dbPath}`])).out)).toMatchObject({ legacyTokensLive: 2 });
 
       // Revocation applies to them like to any token.
       const revoke = await run(['user', 'disable', 'bob', '--db', `sqlite:${stack.dbPath}`]);

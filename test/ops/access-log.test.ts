@@ -62,12 +62,12 @@ describe('the log destination', () => {
       const file = join(dir, 'logs', 'svcapi-auth.log');
       const destination = createLogDestination({ file, stdout: process.stdout, flushMs: 60_000 });
       const logger = createLogger({ level: 'info', stream: destination.stream });
-      await new Promise((resolve) => setTimeout(resolve, 50)); // sonic-boom opens the file asynchronously
+      await destination.ready(); // sonic-boom opens the file asynchronously
       logger.info('first');
       destination.flushSync();
       renameSync(file, `${file}.1`);
       destination.reopen();
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await destination.ready();
       logger.info('second');
       logger.info('third');
       destination.close();
@@ -76,6 +76,25 @@ describe('the log destination', () => {
       expect(now).not.toContain('"msg":"first"');
       expect(now).toContain('"msg":"second"');
       expect(now).toContain('"msg":"third"');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('gathers lines into chunks without losing or reordering one, and keeps lines back until a chunk fills or it is flushed', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-logfile-'));
+    try {
+      const file = join(dir, 'svcapi-auth.log');
+      const destination = createLogDestination({ file, stdout: process.stdout, flushMs: 60_000 });
+      await destination.ready();
+      const logger = createLogger({ level: 'info', stream: destination.stream });
+      logger.info({ n: 0 }, 'alone');
+      // One short line is neither written nor handed on: no write per line.
+      expect(readFileSync(file, 'utf8')).toBe('');
+      for (let n = 1; n <= 5000; n++) logger.info({ n, text: 'é'.repeat(n % 7) }, 'line');
+      destination.close();
+      const numbers = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n);
+      expect(numbers).toEqual(Array.from({ length: 5001 }, (_, i) => i));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

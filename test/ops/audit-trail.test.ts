@@ -4,9 +4,9 @@
  * request, bounded when the database is down, flushed on close, purged after the retention.
  */
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Registry } from 'prom-client';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { authAuditEvents, escapeAuditText, loginFingerprint, toAuditEvent, tokenFingerprint, type AuditInput } from '../../src/domain/audit.js';
 import { combineAuthEvents } from '../../src/domain/auth-events.js';
@@ -24,6 +24,7 @@ const fp = (token: string): string => createHash('sha256').update(token.toLowerC
 const stores: Store[] = [];
 const trails: AuditTrail[] = [];
 afterEach(async () => {
+  vi.useRealTimers();
   for (const t of trails.splice(0)) await t.close();
   for (const s of stores.splice(0)) await s.close();
 });
@@ -91,7 +92,8 @@ describe('the domain\'s outcomes as audit events', () => {
     const admin = createAdminService({ store, hasher });
     await admin.updateApplication(2, { loginUrl: 'https://gps.example/login' });
     await admin.addUser({ login: 'Alice', password: 'pw-canary', appIds: [2] });
-    const audit = trail({ store, loginFingerprintKey: 'k'.repeat(64) });
+    const log = sink();
+    const audit = trail({ store, loginFingerprintKey: 'k'.repeat(64), logger: createLogger({ level: 'info', stream: log.stream }) });
     const service = createAuthService({ store, hasher, random: counterRandom(), events: audit.events });
     const ctxA = { sourceIp: '203.0.113.9', requestId: 'req-a' };
 
@@ -106,7 +108,7 @@ describe('the domain\'s outcomes as audit events', () => {
     const url = await service.getUserLoginUrl(ok.token, 2, { sourceIp: '203.0.113.9', requestId: 'req-b' });
     const ticket = /ticket=([0-9a-f-]{36})/.exec(url)?.[1] ?? '';
     expect((await service.validateUserToken(ticket, { sourceIp: '198.51.100.1', requestId: 'req-c' })).valid).toBe(true);
-    await sleep(20); // the ticket.used event looks its login up first
+    await log.waitFor(/"type":"ticket\.used"/); // the ticket.used event looks its login up first
     await audit.flush();
 
     const rows = [...await store.queryAudit({ limit: 100 })].reverse();
@@ -218,6 +220,7 @@ describe('admin changes as audit events', () => {
 
 describe('the buffered writer', () => {
   it('writes each event to the log at once, under an audit key, and to the store within ~100 ms', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const fake = fakeAuditStore();
     const out = sink();
     const audit = trail({ store: fake.store, logger: createLogger({ level: 'info', stream: out.stream }) });
@@ -227,7 +230,9 @@ describe('the buffered writer', () => {
     expect(line.audit).toMatchObject({ type: 'login.failure', reason: 'bad-password', login: 'user1', requestId: 'r1', tokenFp: 'abcdefabcdef', claimedIp: '10.0.0.1', sourceIp: '192.0.2.1', appId: 2 });
     expect(line.audit.at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect(fake.batches).toEqual([]);
-    await sleep(250);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(fake.batches).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
     expect(fake.batches.map((b) => b.length)).toEqual([1]);
   });
 
@@ -235,7 +240,7 @@ describe('the buffered writer', () => {
     const fake = fakeAuditStore();
     const audit = trail({ store: fake.store, flushIntervalMs: 60_000 });
     for (let i = 0; i < 100; i++) audit.record(input(i));
-    await sleep(10);
+    await nextTurn(); // the write started by the 100th event, an in-memory store, is done
     expect(fake.batches.map((b) => b.length)).toEqual([100]);
     expect(audit.stats()).toMatchObject({ buffered: 0, written: 100, dropped: 0 });
   });
@@ -245,9 +250,10 @@ describe('the buffered writer', () => {
     let release = (): void => undefined;
     fake.stall = new Promise((resolve) => (release = resolve));
     const audit = trail({ store: fake.store, flushIntervalMs: 5 });
-    const started = performance.now();
     for (let i = 0; i < 1000; i++) audit.record(input(i));
-    expect(performance.now() - started).toBeLessThan(500);
+    // Every event was taken while the first write (started by the 100th) is still stalled.
+    expect(audit.stats()).toMatchObject({ buffered: 1000, written: 0, dropped: 0 });
+    expect(fake.batches).toEqual([]);
     fake.stall = null;
     release();
     await audit.flush();
@@ -256,13 +262,14 @@ describe('the buffered writer', () => {
   });
 
   it('keeps events while the store is down, bounded, dropping and counting the excess, and writes the rest once it is back', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const fake = fakeAuditStore();
     fake.down = true;
     const registry = new Registry();
     const out = sink();
     const audit = trail({ store: fake.store, registry, maxBuffered: 150, flushIntervalMs: 5, retryDelayMs: 20, logger: createLogger({ level: 'info', stream: out.stream }) });
     for (let i = 0; i < 200; i++) audit.record(input(i));
-    await sleep(50);
+    await vi.advanceTimersByTimeAsync(50); // a failed write, then retries every 20 ms
     expect(audit.stats()).toMatchObject({ buffered: 150, dropped: 50, written: 0 });
     expect(audit.stats().writeErrors).toBeGreaterThan(0);
     const metrics = await registry.metrics();
@@ -274,7 +281,7 @@ describe('the buffered writer', () => {
     expect(out.text().match(/cannot write to the database/g)).toHaveLength(1);
     expect(out.text().match(/"msg":"audit"/g)).toHaveLength(200);
     fake.down = false;
-    await sleep(100);
+    await vi.advanceTimersByTimeAsync(20); // the next retry
     expect(audit.stats()).toMatchObject({ buffered: 0, written: 150, dropped: 50 });
     expect(fake.batches.flat().map((e) => e.requestId)).toEqual(Array.from({ length: 150 }, (_, i) => `r${i}`));
   });

@@ -29,23 +29,6 @@ function threadNice(pid: number): Map<number, number> {
   }));
 }
 
-/** `pid` and every process below it. */
-function processTree(pid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
-      parents.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  const tree = [pid];
-  for (let i = 0; i < tree.length; i++) for (const [child, parent] of parents) if (parent === tree[i]) tree.push(child);
-  return tree;
-}
-
 describe('libuvPoolSize', () => {
   it('reads UV_THREADPOOL_SIZE as libuv does', () => {
     expect(libuvPoolSize({})).toBe(4);
@@ -98,12 +81,8 @@ describe.runIf(onLinux)('serve (the real binary)', () => {
     requireDist();
     const server = await startServer(['--db', `sqlite:${join(dir, `${Object.values(env).join('-') || 'default'}.db`)}`], { SVCAPI_LOG_LEVEL: 'info', ...env });
     // The probe runs once the service listens; its outcome is logged. (With 0 there is no probe.)
-    const deadline = Date.now() + (env.SVCAPI_HASHING_NICE === '0' ? 0 : 20_000);
-    while (!/password hashing (threads run at a low|runs at the normal) CPU priority/.test(server.output()) && Date.now() < deadline) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    // The process that serves (main.ts may have relaunched itself with its memory settings).
-    const serving = processTree(server.child.pid ?? 0).at(-1) ?? 0;
+    if (env.SVCAPI_HASHING_NICE !== '0') await server.waitForOutput(/password hashing (threads run at a low|runs at the normal) CPU priority/);
+    const serving = server.child.pid ?? 0;
     const nice = threadNice(serving);
     const niced = [...nice].filter(([, n]) => n !== 0).map(([, n]) => n);
     server.child.kill('SIGKILL');

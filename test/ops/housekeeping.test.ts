@@ -3,7 +3,8 @@
  * free between batches, failures reported and the schedule going on.
  */
 import { createHash } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startHousekeeping, tokenPurgeTask, type HousekeepingTask } from '../../src/ops/housekeeping.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -152,6 +153,8 @@ describe('housekeeping', () => {
   });
 
   it('reports a failing task, goes on with the others, and keeps its schedule', async () => {
+    // The schedule's clock is faked: the intervals pass when the test says, not in real time.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     let failing = 0;
     let healthy = 0;
     const reports: { task: string; ok: boolean }[] = [];
@@ -164,32 +167,40 @@ describe('housekeeping', () => {
       batchSize: 10,
       onReport: (r) => reports.push({ task: r.task, ok: r.ok }),
     });
-    await new Promise((resolve) => setTimeout(resolve, 150));
-    await housekeeping.stop();
-    expect(failing).toBeGreaterThanOrEqual(2);
-    expect(healthy).toBe(failing);
-    expect(reports.slice(0, 2)).toEqual([{ task: 'broken', ok: false }, { task: 'fine', ok: true }]);
-    // Nothing runs after stop().
-    const after = failing;
-    await new Promise((resolve) => setTimeout(resolve, 60));
-    expect(failing).toBe(after);
+    try {
+      await vi.advanceTimersByTimeAsync(150);
+      await housekeeping.stop();
+      // At 0, 20, ... 140 ms: a run, then the next one an interval after it ended.
+      expect(failing).toBe(8);
+      expect(healthy).toBe(failing);
+      expect(reports.slice(0, 2)).toEqual([{ task: 'broken', ok: false }, { task: 'fine', ok: true }]);
+      // Nothing runs after stop().
+      await vi.advanceTimersByTimeAsync(10 * 20);
+      expect(failing).toBe(8);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('stop() waits for the batch in progress, then stops between batches', async () => {
     let calls = 0;
     let release: () => void = () => undefined;
+    let batchStarted: () => void = () => undefined;
+    const firstBatch = new Promise<void>((resolve) => {
+      batchStarted = resolve;
+    });
     const housekeeping = startHousekeeping({
-      tasks: [{ name: 'slow', purgeBatch: (limit) => { calls += 1; return new Promise<number>((resolve) => { release = () => resolve(limit); }); } }],
+      tasks: [{ name: 'slow', purgeBatch: (limit) => { calls += 1; batchStarted(); return new Promise<number>((resolve) => { release = () => resolve(limit); }); } }],
       intervalMs: 3_600_000,
       batchSize: 10,
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await firstBatch;
     expect(calls).toBe(1);
     let stopped = false;
     const stopping = housekeeping.stop().then(() => {
       stopped = true;
     });
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    for (let i = 0; i < 5; i++) await nextTurn();
     expect(stopped).toBe(false);
     release();
     await stopping;

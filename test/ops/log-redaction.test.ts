@@ -13,6 +13,7 @@ import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { createAuthService } from '../../src/domain/service.js';
 import { buildApp } from '../../src/http/app.js';
+import { injectable } from '../support/inject.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { openStore } from '../../src/store/open-store.js';
 import { run } from './support.js';
@@ -147,7 +148,7 @@ describe('logs never contain credentials', () => {
     const service = createAuthService({ store, hasher: createArgon2Hasher() });
     const out = capture();
     const logger = createLogger({ level: 'trace', stream: out.stream });
-    const app = await buildApp({ service, config: { http: { maxRequestBytes: 1 << 20, bodyTimeoutMs: 10_000 }, timeZone: 'UTC' }, logger });
+    const app = injectable(await buildApp({ service, config: { http: { maxRequestBytes: 1 << 20, bodyTimeoutMs: 10_000 }, timeZone: 'UTC' }, logger }));
     await store.close(); // every operation now throws
     const password = secret('pw');
     const token = randomUUID();

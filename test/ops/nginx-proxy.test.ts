@@ -23,6 +23,7 @@ import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { canonicalToken, hashToken } from '../../src/domain/tokens.js';
 import { openStore } from '../../src/store/open-store.js';
+import { waitForChildren } from '../support/server-process.js';
 import { root, spawnServer, type ServerProcess } from './support.js';
 
 const NGINX = '/usr/sbin/nginx';
@@ -199,8 +200,8 @@ http {
     }
     // (Only this test calls these operations; the lines of other tests' requests are left aside.)
     const ours = (): Array<Array<Record<string, unknown>>> => instances.map((instance) => accessLines(instance).filter((l) => l.operation === 'ValidateUser' || l.operation === 'ValidateUserToken'));
-    // The log is written out every logFlushMs (250 ms by default): wait for the six lines, at most 5 s.
-    for (const deadline = Date.now() + 5000; ours().flat().length < 6 && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    // The log is written out every logFlushMs (250 ms by default): wait for the six lines.
+    await waitForChildren(instances.map((i) => i.child), () => ours().flat().length >= 6, 'six access lines');
     const proxied = ours();
     // Round robin: both instances served some of the six.
     expect(proxied.map((lines) => lines.length).reduce((a, b) => a + b, 0)).toBe(6);
@@ -240,9 +241,9 @@ http {
     // From the trusted address (as nginx connects), they are believed.
     const trusted = await send('127.0.0.1', { 'x-forwarded-for': '198.51.100.9', 'x-forwarded-proto': 'https' });
     expect(trusted).toContain(`location="https://127.0.0.1:${direct.port}/Authentication.asmx"`);
-    // The log is written out every logFlushMs (250 ms by default): wait for both lines, at most 5 s.
+    // The log is written out every logFlushMs (250 ms by default): wait for both lines.
     const sources = (): unknown[] => accessLines(first).filter((l) => l.binding === 'doc').map((l) => l.source);
-    for (const deadline = Date.now() + 5000; !sources().includes('198.51.100.9') && Date.now() < deadline;) await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitForChildren([first.child], () => sources().includes('198.51.100.9'), 'the access line of the trusted request');
     const wsdlSources = sources();
     expect(wsdlSources).toContain(CLIENT_ADDRESS);
     expect(wsdlSources).toContain('198.51.100.9');

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { runCliCaptured, type RunResult } from '../support/run-cli.js';
+import { waitForChildOutput } from '../support/server-process.js';
 
 export const root = fileURLToPath(new URL('../..', import.meta.url));
 export const bin = join(root, 'dist', 'cli', 'main.js');
@@ -26,6 +27,8 @@ export interface ServerProcess {
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   /** Everything written to stdout so far (log lines and the start-up lines). */
   output(): string;
+  /** Resolves once stdout matches `pattern` (test/support/server-process.ts waitForChildOutput). */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
 }
 
 /** Spawns `node dist/cli/main.js serve --port 0 ...args` and resolves once it prints where it listens. */
@@ -49,7 +52,10 @@ export function spawnServer(args: string[], env: NodeJS.ProcessEnv = {}, childre
       const management = /^Management: (http:\/\/\S+)/m.exec(out);
       const managementOff = args.includes('off') || env.SVCAPI_MANAGEMENT_PORT === 'off';
       if (service?.[1] && (management?.[1] || managementOff)) {
-        resolve({ child, url: service[1], management: management?.[1] ?? null, exited, output: () => out });
+        resolve({
+          child, url: service[1], management: management?.[1] ?? null, exited, output: () => out,
+          waitForOutput: (pattern, timeoutMs) => waitForChildOutput(child, () => out, pattern, timeoutMs),
+        });
       }
     });
     void exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening:\n${out}\n${err}`)));

@@ -111,8 +111,8 @@ describe('request size limit (default 1 MiB) over a socket', () => {
         const result = await exchange(port, [requestHead('POST', path, { ...headers, 'Content-Length': announced })], { waitMs: 3_000 });
         expect(result.response?.status).toBe(500);
         expect(result.response?.body.toString('utf8')).toBe(expected);
+        // Answered before the exchange's deadline, with no body ever sent.
         expect(result.answeredAfterMs).not.toBeNull();
-        expect(result.answeredAfterMs!).toBeLessThan(2_000);
         // The server does not keep the connection to drain 100 MB it will never use.
         expect(result.closedAfterMs).not.toBeNull();
       });
@@ -141,11 +141,10 @@ describe('request size limit (default 1 MiB) over a socket', () => {
       for (const o of opened) if (o.status === 'fulfilled') stalled.push(o.value);
       expect(stalled.length).toBe(200);
 
-      const started = Date.now();
+      // Answered while all 200 still wait (the deadline only turns a hang into a failure).
       const res = await fetch(`${app.url}/Authentication.asmx`, { method: 'POST', headers: SOAP11_HEADERS, body, signal: AbortSignal.timeout(5_000) });
       expect(res.status).toBe(200);
       expect(await res.text()).toContain('<ValidateUserTokenResult>true</ValidateUserTokenResult>');
-      expect(Date.now() - started).toBeLessThan(5_000);
       // None of the stalled requests was answered meanwhile: they are still waiting for their bodies.
       expect(stalled.every((s) => !s.destroyed)).toBe(true);
     } finally {

@@ -12,6 +12,7 @@ import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from '../../src/store/po
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import type { Store, User } from '../../src/store/store.js';
 import { describeStoreContract } from './store-contract.js';
+import { describeGroupCommitContract } from './group-commit-contract.js';
 import { adminQuery, dropSchemas, withAdminClient, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
 
 const pgAdmin = await postgresForTests();
@@ -37,6 +38,7 @@ async function addUser(store: Store, login: string, appIds: number[] = [2]): Pro
 
 describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
   describeStoreContract('PostgreSQL (fresh schema per test)', async () => openStore(freshUrl().url));
+  describeGroupCommitContract('PostgreSQL', () => freshUrl().url, { groupsEverySmallWrite: false });
 
   describe('adapter specifics', () => {
     it('creates its tables in the schema named by ?schema=, and migrates once when several instances start together', async () => {

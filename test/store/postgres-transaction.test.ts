@@ -23,9 +23,10 @@ describe.skipIf(pgAdmin === null)('inTransaction (PostgreSQL)', () => {
     try {
       const outcome = inTransaction(pool, async (client) => {
         const pid = Number((await client.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]?.pid);
+        const ended = new Promise((resolve) => client.once('end', resolve));
         await adminQuery('SELECT pg_terminate_backend($1)', [pid]);
         // The connection's end arrives while nothing runs on it: the moment that crashed the service.
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await ended;
         await client.query('SELECT 1');
         return 'committed';
       });

@@ -8,6 +8,7 @@ import { openSqliteStore, FIND_TOKEN_SQL } from '../../src/store/sqlite/sqlite-s
 import { applySqliteMigrations, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import { describeStoreContract } from './store-contract.js';
+import { describeGroupCommitContract } from './group-commit-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -16,6 +17,7 @@ const freshFile = (): string => join(dir, `db-${++fileCounter}`, 'auth.db');
 
 describeStoreContract('SQLite in memory', async () => openStore('sqlite::memory:'));
 describeStoreContract('SQLite file (WAL)', async () => openStore(`sqlite:${freshFile()}`));
+describeGroupCommitContract('SQLite file (WAL)', () => `sqlite:${freshFile()}`, { groupsEverySmallWrite: true });
 
 describe('SQLite adapter specifics', () => {
   it('creates the directory, uses WAL, and records the applied migrations', async () => {

@@ -2,7 +2,7 @@
  * A minimal ASMX client for tests, generated from the contract like a WSDL-generated proxy:
  * it writes a call in any of the four bindings and reads back the result value.
  */
-import type { AsmxApp } from '../../src/http/app.js';
+import type { InjectableApp } from './inject.js';
 import { OPERATIONS, type OperationSpec } from '../../src/contract/operations.js';
 
 export type BindingName = 'soap11' | 'soap12' | 'http-get' | 'http-post';
@@ -92,7 +92,7 @@ export function parseResult(binding: BindingName, name: string, body: string, ta
 }
 
 /** Calls through `app.inject()` and returns the result value; throws on a non-200 answer. */
-export async function call(app: AsmxApp, binding: BindingName, name: string, args: Args, options: { query?: string; headers?: Record<string, string> } = {}): Promise<string | boolean | TableRows> {
+export async function call(app: InjectableApp, binding: BindingName, name: string, args: Args, options: { query?: string; headers?: Record<string, string> } = {}): Promise<string | boolean | TableRows> {
   const req = buildRequest(binding, name, args, options.query);
   const res = await app.inject({ method: req.method, url: req.url, headers: { ...req.headers, ...options.headers }, ...(req.payload !== undefined ? { payload: req.payload } : {}) });
   if (res.statusCode !== 200) throw new Error(`${binding} ${name}: HTTP ${res.statusCode}: ${res.body}`);

@@ -183,6 +183,7 @@ interface JsonFacts {
   readonly token?: string;
   readonly expiresAt?: Date;
   readonly login?: string;
+  readonly appId?: number;
 }
 
 function writeJson(op: JsonOperationProfile, members: readonly JsonMember[], facts: JsonFacts): string {
@@ -205,6 +206,9 @@ function writeJson(op: JsonOperationProfile, members: readonly JsonMember[], fac
           break;
         case 'login':
           value = facts.login === undefined ? 'null' : jsonString(facts.login, op.escaping);
+          break;
+        case 'appId':
+          value = facts.appId === undefined ? 'null' : String(facts.appId);
           break;
       }
     }
@@ -370,14 +374,14 @@ export async function startLegacyStandin(options: StandinOptions = {}): Promise<
         const j = profile.json.validateUser;
         const appId = parseClrInt32(inputOf(j, 'appId', req, query, form) ?? '');
         const done = appId.ok ? login(inputOf(j, 'login', req, query, form), inputOf(j, 'password', req, query, form), appId.value) : null;
-        return done === null ? writeJson(j, j.failure, {}) : writeJson(j, j.success, { token: done.token, expiresAt: done.session.expiresAt, login: done.session.login });
+        return done === null ? writeJson(j, j.failure, {}) : writeJson(j, j.success, { token: done.token, expiresAt: done.session.expiresAt, login: done.session.login, appId: done.session.appId });
       }
       case 'ValidateUserTokenJSON': {
         if (hostility.wrongValues === true) return '<valid/>';
         const j = profile.json.validateUserToken;
         const token = inputOf(j, 'token', req, query, form);
         const session = validSession(token);
-        return session === null || token === null ? writeJson(j, j.failure, {}) : writeJson(j, j.success, { token, expiresAt: session.expiresAt, login: session.login });
+        return session === null || token === null ? writeJson(j, j.failure, {}) : writeJson(j, j.success, { token, expiresAt: session.expiresAt, login: session.login, appId: session.appId });
       }
     }
   }

@@ -6,7 +6,7 @@
  * and, if still unreachable, the test file FAILS; on a developer machine without CI the
  * PostgreSQL tests are skipped with a message saying why.
  *
- * Use at the top of a test file:
+ * Only in the system suite (npm run test:system). Use at the top of a test file:
  *   const pgAdmin = await postgresForTests();            // null: skip
  *   describe.skipIf(pgAdmin === null)('...', () => { ... });
  */
@@ -59,8 +59,15 @@ async function checkAvailability(): Promise<string | null> {
   return PG_ADMIN_URL;
 }
 
-/** The admin URL when PostgreSQL is usable; null when the tests should be skipped (never under CI). */
+/**
+ * The admin URL when PostgreSQL is usable; null when the tests should be skipped (never under CI).
+ * PostgreSQL belongs to the system suite (`npm run test:system`, files named postgres-*.test.ts or
+ * in its folders: vitest.config.ts); a test of the fast suite that asks for it is misplaced.
+ */
 export function postgresForTests(): Promise<string | null> {
+  if (process.env.SVCAPI_TEST_SUITE === 'fast') {
+    throw new Error('PostgreSQL tests belong to the system suite: name the file postgres-*.test.ts (see vitest.config.ts)');
+  }
   availability ??= checkAvailability();
   return availability;
 }

@@ -28,12 +28,69 @@ export interface ServerProcess {
   readonly origin: string;
   /** Everything printed so far (stdout + stderr). */
   output(): string;
+  /**
+   * Resolves with the output once it matches `pattern` (at once if it already does); rejects if
+   * the process exits first, or after `timeoutMs` (a hang made a failure, not a wait for a time).
+   */
+  waitForOutput(pattern: RegExp, timeoutMs?: number): Promise<string>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 export function requireDist(): void {
   const build = inject('distBuild');
   if (!build.ok) throw new Error(`building dist/ failed, cannot start a server:\n${build.output}`);
+}
+
+/**
+ * Resolves with `text()` once it matches `pattern`, checked as `child` writes (at once if it
+ * already does); rejects if the child exits first, or after `timeoutMs`. `text()` must be fed by
+ * 'data' listeners added before this is called, so that it holds each chunk when it is checked.
+ */
+export async function waitForChildOutput(child: ChildProcess, text: () => string, pattern: RegExp, timeoutMs = 20_000): Promise<string> {
+  await waitForChildren([child], () => pattern.test(text()), `output matching ${String(pattern)}`, timeoutMs).catch((error: Error) => {
+    throw new Error(`${error.message}:\n${text()}`);
+  });
+  return text();
+}
+
+/**
+ * Resolves once `condition()` holds, checked whenever one of `children` writes (and at once);
+ * rejects if one of them exits first, or after `timeoutMs`, naming `what` was awaited. The
+ * condition reads what the children wrote through 'data' listeners added before this call.
+ */
+export function waitForChildren(children: readonly ChildProcess[], condition: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = (): void => {
+      if (!condition()) return;
+      stop();
+      resolve();
+    };
+    const onExit = (): void => {
+      if (condition()) return check();
+      stop();
+      reject(new Error(`a process exited before ${what}`));
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`no ${what} within ${timeoutMs} ms`));
+    }, timeoutMs);
+    timer.unref();
+    const stop = (): void => {
+      clearTimeout(timer);
+      for (const child of children) {
+        child.stdout?.off('data', check);
+        child.stderr?.off('data', check);
+        child.off('exit', onExit);
+      }
+    };
+    for (const child of children) {
+      child.stdout?.on('data', check);
+      child.stderr?.on('data', check);
+      child.once('exit', onExit);
+    }
+    if (children.some((child) => child.exitCode !== null || child.signalCode !== null)) onExit();
+    else check();
+  });
 }
 
 /** Starts `svcapi-auth serve --port 0 <args>` and resolves once it printed its URL. */
@@ -49,11 +106,12 @@ export function startServer(args: readonly string[], env: Record<string, string>
       resolve({ code, signal });
     });
   });
+  const waitForOutput = (pattern: RegExp, timeoutMs?: number): Promise<string> => waitForChildOutput(child, () => out, pattern, timeoutMs);
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer): void => {
       out += chunk.toString();
       const m = /^Service: (http:\/\/\S+)$/m.exec(out);
-      if (m?.[1]) resolve({ child, url: m[1], origin: new URL(m[1]).origin, output: () => out, exited });
+      if (m?.[1]) resolve({ child, url: m[1], origin: new URL(m[1]).origin, output: () => out, waitForOutput, exited });
     };
     child.stdout?.on('data', onData);
     child.stderr?.on('data', onData);

@@ -5,8 +5,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { AsmxApp } from '../../src/http/app.js';
 import { buildApp } from '../../src/http/app.js';
+import { injectable, type InjectableApp } from './inject.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
@@ -27,7 +27,7 @@ import { dryRunStore } from '../../src/store/dry-run-store.js';
 import type { Logger } from 'pino';
 
 export interface TestStack {
-  readonly app: AsmxApp;
+  readonly app: InjectableApp;
   readonly store: Store;
   readonly service: AuthService;
   readonly admin: AdminService;
@@ -62,8 +62,8 @@ export interface StackOptions {
   readonly mirror?: (store: Store) => LegacyMirror;
   /** A logger for the app (default none). */
   readonly logger?: Logger;
-  /** Token passthrough: tokens unknown here asked of the old service. */
-  readonly legacyTokens?: LegacyTokenPassthrough;
+  /** Token passthrough: tokens unknown here asked of the old service (built on the stack's store when adoption needs it). */
+  readonly legacyTokens?: LegacyTokenPassthrough | ((store: Store) => LegacyTokenPassthrough);
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
@@ -79,7 +79,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const service = createAuthService({
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
     ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
-    ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
+    ...(options.legacyTokens !== undefined && { legacyTokens: typeof options.legacyTokens === 'function' ? options.legacyTokens(store) : options.legacyTokens }),
     ...(profile !== undefined && profile.whatsNew.maxRows !== null && { maxNews: profile.whatsNew.maxRows }),
   });
   const admin = createAdminService({ store, hasher, ...(options.clock ? { clock: options.clock } : {}) });
@@ -87,13 +87,13 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const frontService = mirror?.mode === 'front'
     ? createAuthService({ store: dryRunStore(store), hasher, ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }) })
     : undefined;
-  const app = await buildApp({
+  const app = injectable(await buildApp({
     ...(mirror !== undefined && { mirror }),
     ...(frontService !== undefined && { frontService }),
     service,
     config: { http: { maxRequestBytes: options.maxRequestBytes ?? 1024 * 1024, bodyTimeoutMs: options.bodyTimeoutMs ?? 10_000, ...(options.httpGet !== undefined ? { httpGet: options.httpGet } : {}) }, timeZone: options.timeZone ?? 'UTC', ...(profile !== undefined && { compat: { profile } }) },
     logger: options.logger ?? false,
-  });
+  }));
   return {
     app,
     store,

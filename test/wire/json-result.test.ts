@@ -9,10 +9,10 @@ const TOKEN = '6f1c2a9e-3b4d-4e5f-8a7b-9c0d1e2f3a4b';
 describe('the default profile', () => {
   it('writes what svcapi-auth always wrote, byte for byte', () => {
     const user = compileJsonResult(DEFAULT_COMPAT_PROFILE.json.validateUser);
-    expect(user.success({ token: TOKEN, expiresAt: EXPIRES, login: 'alice' })).toBe(JSON.stringify({ success: true, token: TOKEN, expires: EXPIRES.toISOString() }));
+    expect(user.success({ token: TOKEN, expiresAt: EXPIRES, login: 'alice', appId: 2 })).toBe(JSON.stringify({ success: true, token: TOKEN, expires: EXPIRES.toISOString() }));
     expect(user.failure).toBe('{"success":false,"token":""}');
     const token = compileJsonResult(DEFAULT_COMPAT_PROFILE.json.validateUserToken);
-    expect(token.success({ token: null, expiresAt: EXPIRES, login: null })).toBe(`{"valid":true,"expires":"${EXPIRES.toISOString()}"}`);
+    expect(token.success({ token: null, expiresAt: EXPIRES, login: null, appId: null })).toBe(`{"valid":true,"expires":"${EXPIRES.toISOString()}"}`);
     expect(token.failure).toBe('{"valid":false}');
   });
 });
@@ -36,10 +36,10 @@ describe('a profile\'s layout', () => {
       ],
       failure: [{ key: 'IsOk', value: { const: false } }, { key: 'Token', value: { const: null } }, { key: 'Message', value: { const: 'Invalid credentials' } }],
     });
-    expect(result.success({ token: TOKEN, expiresAt: EXPIRES, login: 'Alice' })).toBe(
+    expect(result.success({ token: TOKEN, expiresAt: EXPIRES, login: 'Alice', appId: 2 })).toBe(
       `{"d":null,"Token":"${TOKEN}","Empty":"","Code":0,"Ratio":1.5,"IsOk":true,"Valid":true,"Login":"Alice","Until":"\\/Date(1732450000000)\\/"}`,
     );
-    expect(result.success({ token: null, expiresAt: EXPIRES, login: null })).toContain('"Token":null');
+    expect(result.success({ token: null, expiresAt: EXPIRES, login: null, appId: null })).toContain('"Token":null');
     expect(result.failure).toBe('{"IsOk":false,"Token":null,"Message":"Invalid credentials"}');
     expect(compileJsonResult({ ...base, success: [], failure: [] }).failure).toBe('{}');
   });
@@ -87,6 +87,6 @@ describe('escaping', () => {
 
   it('keys are escaped like values', () => {
     const result = compileJsonResult({ ...DEFAULT_COMPAT_PROFILE.json.validateUserToken, escaping: 'data-contract', success: [{ key: 'a/b', value: { const: '</x>' } }] });
-    expect(result.success({ token: null, expiresAt: EXPIRES, login: null })).toBe('{"a\\/b":"<\\/x>"}');
+    expect(result.success({ token: null, expiresAt: EXPIRES, login: null, appId: null })).toBe('{"a\\/b":"<\\/x>"}');
   });
 });

@@ -4,7 +4,7 @@ import type {
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
 import type { AdminAccountCredentials } from '../store.js';
-import type { AuditQuery, NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
+import type { NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
 import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
@@ -19,6 +19,8 @@ import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
 import { lookupPerTurn } from '../lookup-batch.js';
+import { APP_COLUMNS, auditQuerySql, NEWS_COLUMNS, postgresValues, SQL, type SharedSql } from '../shared-sql.js';
+import { batchableSession, createTokenBatch } from './token-batch.js';
 
 export interface PostgresStoreOptions {
   /** `postgres://user@host:5432/db?schema=name` (see postgres-url.ts for the parameters). */
@@ -39,6 +41,13 @@ export interface PostgresStoreOptions {
    * not svcapi-auth's is refused untouched either way.
    */
   readonly create?: boolean;
+  /**
+   * Group commit (default true; config `performance.groupCommit`): the new tokens and tickets of
+   * one event-loop turn are inserted by one statement (token-batch.ts).
+   */
+  readonly groupCommit?: boolean;
+  /** Observes each group statement after its commit, with how many writes it held. */
+  readonly onGroupCommit?: (writes: number) => void;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -61,19 +70,15 @@ const { toApplication, toUser, toNews, toToken, toListedToken, toAudit } = creat
 
 
 
-// Columns are always listed (never *): prepared statements survive a later migration adding columns.
-const APP_COLUMNS = 'app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, created_at, trusted_callers';
-const NEWS_COLUMNS = 'news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at';
-
-/** $1..$12 of the news INSERTs, in the order of their column lists. */
-function newsValues(news: NewNews): unknown[] {
-  return [
-    news.appId, news.language, news.title, news.body, news.url, news.publishedAt, news.expiresAt, news.minVersion, news.maxVersion,
-    news.membersOnly, encodeNewsAttributes(news.attributes), news.createdAt,
-  ];
+/** The named values of the news INSERTs (shared-sql.ts). */
+function newsParams(news: NewNews): Row {
+  return {
+    appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url, publishedAt: news.publishedAt,
+    expiresAt: news.expiresAt, minVersion: news.minVersion, maxVersion: news.maxVersion, membersOnly: news.membersOnly,
+    attributes: encodeNewsAttributes(news.attributes), createdAt: news.createdAt,
+  };
 }
-const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
-  ARRAY(SELECT g.app_id FROM user_applications g WHERE g.user_id = u.user_id ORDER BY g.app_id) AS app_ids`;
+
 
 
 /**
@@ -113,35 +118,9 @@ const INSERT_TOKEN_SQL = `INSERT INTO tokens (token_hash, kind, user_id, app_id,
 
 // --- audit trail (issue 6) ---
 
-const AUDIT_COLUMNS = 'id, at, type, reason, request_id, app_id, login, source_ip, claimed_ip, token_fp, detail';
 /** Events per INSERT statement (10 parameters each, far below PostgreSQL's 65535). */
 const AUDIT_CHUNK = 500;
 
-
-/** Only the filters given, so the at / login indexes can serve them. */
-function auditQuerySql(query: AuditQuery): { text: string; values: unknown[] } {
-  const where: string[] = [];
-  const values: unknown[] = [];
-  const add = (condition: (p: string) => string, value: unknown): void => {
-    values.push(value);
-    where.push(condition(`$${values.length}`));
-  };
-  if (query.since !== undefined) add((p) => `at >= ${p}`, query.since);
-  if (query.until !== undefined) add((p) => `at < ${p}`, query.until);
-  if (query.login !== undefined && query.loginFp !== undefined) {
-    values.push(query.login, query.loginFp);
-    where.push(`lower(login) IN (lower($${values.length - 1}::text), lower($${values.length}::text))`);
-  } else if (query.login !== undefined) add((p) => `lower(login) = lower(${p}::text)`, query.login);
-  if (query.type !== undefined) add((p) => `type = ${p}`, query.type);
-  if (query.typePrefix !== undefined) add((p) => `left(type, length(${p}::text)) = ${p}::text`, query.typePrefix);
-  if (query.appId !== undefined) add((p) => `app_id = ${p}`, query.appId);
-  if (query.beforeId !== undefined) add((p) => `id < ${p}`, query.beforeId);
-  values.push(Math.max(0, Math.trunc(query.limit)));
-  return {
-    text: `SELECT ${AUDIT_COLUMNS} FROM audit_events${where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`} ORDER BY id DESC LIMIT $${values.length}`,
-    values,
-  };
-}
 
 /** Errors after which the same read may simply be sent again on a fresh connection. */
 function isConnectionLoss(error: unknown): boolean {
@@ -241,38 +220,52 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // a listener that would end the process. The pool drops it and opens a new one when needed.
   pool.on('error', (error) => options.onIdleError?.(error));
 
-  return createPostgresStore(pool);
+  return createPostgresStore(pool, options);
 }
 
-function createPostgresStore(pool: pg.Pool): Store {
+function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 'groupCommit' | 'onGroupCommit'>): Store {
   let closed = false;
 
   const checkOpen = (): void => {
     if (closed) throw new Error('the store is closed');
   };
 
-  /** One statement on a pooled connection; `read` statements are retried once after a lost connection. */
-  async function q(name: string | null, text: string, values: readonly unknown[] = [], read = false): Promise<pg.QueryResult<Row>> {
+  /**
+   * The retry policy, the only one: a read that failed because its pooled connection was lost
+   * (the server restarted, pg_terminate_backend) is sent once more, on another connection. A
+   * write never is: it may have committed before the connection went.
+   */
+  async function onPool<T>(read: boolean, send: () => Promise<T>): Promise<T> {
     checkOpen();
-    const config: pg.QueryConfig = name === null ? { text, values: [...values] } : { name, text, values: [...values] };
     try {
-      return await pool.query<Row>(config);
+      return await send();
     } catch (error) {
       if (!read || !isConnectionLoss(error) || closed) throw error;
-      return pool.query<Row>(config);
+      return send();
     }
+  }
+
+  /** One statement on a pooled connection; `read` statements are retried (onPool). */
+  async function q(name: string | null, text: string, values: readonly unknown[] = [], read = false): Promise<pg.QueryResult<Row>> {
+    const config: pg.QueryConfig = name === null ? { text, values: [...values] } : { name, text, values: [...values] };
+    return onPool(read, () => pool.query<Row>(config));
+  }
+
+  /** A shared statement (shared-sql.ts), as q sends it. */
+  async function run(name: string | null, statement: SharedSql, params: Row, read = false): Promise<pg.QueryResult<Row>> {
+    return q(name, statement.postgres, postgresValues(statement, params), read);
+  }
+
+  /** A shared statement on a transaction's connection. */
+  async function runOn(c: Queryable, statement: SharedSql, params: Row, name?: string): Promise<pg.QueryResult<Row>> {
+    const values = postgresValues(statement, params);
+    return c.query<Row>(name === undefined ? { text: statement.postgres, values } : { name, text: statement.postgres, values });
   }
 
   /** A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS). */
   async function readArrays(name: string | null, text: string, values: readonly unknown[]): Promise<unknown[][]> {
-    checkOpen();
     const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array' };
-    try {
-      return (await pool.query<unknown[]>(config)).rows;
-    } catch (error) {
-      if (!isConnectionLoss(error) || closed) throw error;
-      return (await pool.query<unknown[]>(config)).rows;
-    }
+    return (await onPool(true, () => pool.query<unknown[]>(config))).rows;
   }
 
   /**
@@ -313,7 +306,7 @@ function createPostgresStore(pool: pg.Pool): Store {
   }
 
   async function getUserOn(db: Queryable, userId: number): Promise<User | null> {
-    const row = (await db.query<Row>({ name: 'user_by_id', text: `SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = $1`, values: [userId] })).rows[0];
+    const row = (await runOn(db, SQL.userById, { userId }, 'user_by_id')).rows[0];
     return row === undefined ? null : toUser(row);
   }
 
@@ -340,11 +333,22 @@ function createPostgresStore(pool: pg.Pool): Store {
     });
   }
 
+  // Group commit of new tokens and tickets: one statement per kind and event-loop turn (token-batch.ts).
+  const batches = (options.groupCommit ?? true) ? (() => {
+    const deps = {
+      query: (name: string, text: string, values: readonly unknown[]) => q(name, text, values),
+      insertOne: (i: { readonly token: NewToken; readonly expectedHash: string | null }, kind: 'session' | 'ticket') =>
+        insertToken(i.token, kind, kind === 'session' ? { passwordHash: i.expectedHash ?? '' } : null),
+      ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
+    };
+    return { session: createTokenBatch('session', deps), ticket: createTokenBatch('ticket', deps) };
+  })() : null;
+
   async function insertUserOn(c: pg.PoolClient, user: NewUser): Promise<InsertUserResult> {
-    const inserted = (await c.query<Row>(`INSERT INTO users (login, login_key, password_hash, enabled, created_at, password_changed_at, last_login_at)
-      VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (login_key) DO NOTHING RETURNING user_id`, [
-      user.login, user.loginKey, user.passwordHash, user.enabled, user.createdAt, user.passwordChangedAt ?? user.createdAt, user.lastLoginAt ?? null,
-    ])).rows[0];
+    const inserted = (await runOn(c, SQL.insertUser, {
+      login: user.login, loginKey: user.loginKey, passwordHash: user.passwordHash, enabled: user.enabled, createdAt: user.createdAt,
+      passwordChangedAt: user.passwordChangedAt ?? user.createdAt, lastLoginAt: user.lastLoginAt ?? null,
+    })).rows[0];
     if (inserted === undefined) return { ok: false, reason: 'login-taken' };
     const userId = num(inserted.user_id);
     if (user.appIds.length > 0) {
@@ -355,8 +359,6 @@ function createPostgresStore(pool: pg.Pool): Store {
     if (created === null) throw new Error('user vanished inside its own transaction');
     return { ok: true, user: created };
   }
-
-  const REVOKE_USER_TOKENS = 'UPDATE tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL';
 
   const PATCH_COLUMNS: { readonly [K in keyof ApplicationPatch]-?: string } = {
     name: 'name', enabled: 'enabled', requireIp: 'require_ip', loginUrl: 'login_url', tokenLifetimeSeconds: 'token_lifetime_seconds',
@@ -406,46 +408,25 @@ function createPostgresStore(pool: pg.Pool): Store {
     inflight: num(r.inflight), inflightUntil: dateOrNull(r.inflight_until), expiresAt: date(r.expires_at),
   });
   /**
-   * The operator's view of one login, in one REPEATABLE READ transaction (one snapshot). Its
-   * pairs are `p:<hash>|<source>`, found by that exact prefix (left(), not LIKE: no wildcards,
-   * and correct whatever the column's collation).
+   * The operator's view of one login, in one REPEATABLE READ transaction (one snapshot).
    */
   async function throttleState(query: LoginThrottleQuery): Promise<LoginThrottleRecord> {
     const keys = throttleKeys({ loginHash: query.loginHash, source: '' });
     const limit = Math.max(0, Math.trunc(query.limit));
     return tx(async (c) => {
       await c.query('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-      const login = (await c.query<Row>({
-        name: 'throttle_state_login', text: 'SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = $1',
-        values: [keys.login],
-      })).rows[0];
-      const pairs = (await c.query<Row>({
-        name: 'throttle_state_pairs',
-        text: `SELECT substr(key, length($1) + 1) AS source, count, window_start, blocked_until, inflight, inflight_until, expires_at
-          FROM throttle_counters WHERE left(key, length($1)) = $1 AND expires_at > $2
-          AND (count > 0 OR (inflight > 0 AND inflight_until > $2)) ORDER BY count DESC, key COLLATE "C" LIMIT $3`,
-        values: [keys.pair, query.now, limit],
-      })).rows;
-      const pairCount = (await c.query<Row>({
-        name: 'throttle_state_pair_count', text: `SELECT COUNT(*) AS n FROM throttle_counters WHERE left(key, length($1)) = $1 AND expires_at > $2
-          AND (count > 0 OR (inflight > 0 AND inflight_until > $2))`,
-        values: [keys.pair, query.now],
-      })).rows[0];
-      const known = (await c.query<Row>({
-        name: 'throttle_state_known',
-        text: `SELECT source, last_success_at FROM known_sources WHERE login_hash = $1 AND last_success_at > $2
-          ORDER BY last_success_at DESC, source COLLATE "C" LIMIT $3`,
-        values: [query.loginHash, query.knownSince, limit],
-      })).rows;
-      const knownCount = (await c.query<Row>({
-        name: 'throttle_state_known_count', text: 'SELECT COUNT(*) AS n FROM known_sources WHERE login_hash = $1 AND last_success_at > $2',
-        values: [query.loginHash, query.knownSince],
-      })).rows[0];
+      const pairs = { prefix: keys.pair, now: query.now };
+      const known = { loginHash: query.loginHash, since: query.knownSince };
+      const login = (await runOn(c, SQL.counter, { key: keys.login }, 'throttle_state_login')).rows[0];
+      const pairRows = (await runOn(c, SQL.loginPairs, { ...pairs, limit }, 'throttle_state_pairs')).rows;
+      const pairCount = (await runOn(c, SQL.loginPairCount, pairs, 'throttle_state_pair_count')).rows[0];
+      const knownRows = (await runOn(c, SQL.knownSources, { ...known, limit }, 'throttle_state_known')).rows;
+      const knownCount = (await runOn(c, SQL.knownSourceCount, known, 'throttle_state_known_count')).rows[0];
       return {
         login: login === undefined ? null : counterOf(login),
-        pairs: pairs.map((r) => ({ source: String(r.source), ...counterOf(r) })),
+        pairs: pairRows.map((r) => ({ source: String(r.source), ...counterOf(r) })),
         pairCount: num(pairCount?.n ?? 0),
-        knownSources: known.map((r) => ({ source: String(r.source), lastSuccessAt: date(r.last_success_at) })),
+        knownSources: knownRows.map((r) => ({ source: String(r.source), lastSuccessAt: date(r.last_success_at) })),
         knownSourceCount: num(knownCount?.n ?? 0),
       };
     });
@@ -466,10 +447,8 @@ function createPostgresStore(pool: pg.Pool): Store {
         rows[scope] = locked.state;
         if (locked.inserted) inserted.push(keys[scope]);
       }
-      const known = needsKnownSource(rows, now, limits) && ((await c.query({
-        name: 'throttle_known', text: 'SELECT 1 FROM known_sources WHERE login_hash = $1 AND source = $2 AND last_success_at > $3',
-        values: [attempt.loginHash, attempt.source, new Date(now - limits.knownSourceMs)],
-      })).rowCount ?? 0) > 0;
+      const known = needsKnownSource(rows, now, limits)
+        && ((await runOn(c, SQL.knownSource, { loginHash: attempt.loginHash, source: attempt.source, since: new Date(now - limits.knownSourceMs) }, 'throttle_known')).rowCount ?? 0) > 0;
       const decision = decideAttempt(rows, now, limits, known);
       if ('writes' in decision) {
         await writeCounters(c, lockOrder(keys).map((scope) => [keys[scope], decision.writes[scope]] as const));
@@ -487,6 +466,7 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async close() {
       if (closed) return;
+      await Promise.all([batches?.session.flushNow(), batches?.ticket.flushNow()]);
       closed = true;
       await pool.end();
     },
@@ -498,18 +478,17 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async getApplication(appId) {
-      const row = one(await q('get_app', `SELECT ${APP_COLUMNS} FROM applications WHERE app_id = $1`, [appId], true));
+      const row = one(await run('get_app', SQL.getApp, { appId }, true));
       return row === undefined ? null : toApplication(row);
     },
     async listApplications() {
-      return (await q('list_apps', `SELECT ${APP_COLUMNS} FROM applications ORDER BY app_id`, [], true)).rows.map(toApplication);
+      return (await run('list_apps', SQL.listApps, {}, true)).rows.map(toApplication);
     },
     async insertApplication(app): Promise<InsertApplicationResult> {
-      const row = one(await q('insert_app', `INSERT INTO applications (${APP_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-        ON CONFLICT (app_id) DO NOTHING RETURNING ${APP_COLUMNS}`, [
-        app.appId, app.name, app.enabled, app.requireIp, app.loginUrl, app.tokenLifetimeSeconds, app.idleTimeoutSeconds, app.defaultLanguage, app.createdAt,
-        [...app.trustedCallers],
-      ]));
+      const row = one(await run('insert_app', SQL.insertApp, {
+        appId: app.appId, name: app.name, enabled: app.enabled, requireIp: app.requireIp, loginUrl: app.loginUrl, tokenLifetimeSeconds: app.tokenLifetimeSeconds,
+        idleTimeoutSeconds: app.idleTimeoutSeconds, defaultLanguage: app.defaultLanguage, createdAt: app.createdAt, trustedCallers: [...app.trustedCallers],
+      }));
       return row === undefined ? { ok: false, reason: 'app-exists' } : { ok: true, application: toApplication(row) };
     },
     async updateApplication(appId, patch, now) {
@@ -524,23 +503,20 @@ function createPostgresStore(pool: pg.Pool): Store {
       return tx(async (c) => {
         const row = (await c.query<Row>(`UPDATE applications SET ${sets.join(', ')} WHERE app_id = $1 RETURNING ${APP_COLUMNS}`, values)).rows[0];
         if (row === undefined) return null;
-        if (patch.enabled === false) await c.query('UPDATE tokens SET revoked_at = $2 WHERE app_id = $1 AND revoked_at IS NULL', [appId, now]);
+        if (patch.enabled === false) await runOn(c, SQL.revokeAppTokens, { appId, now });
         return toApplication(row);
       });
     },
 
     async findUserByLoginKey(loginKey): Promise<UserCredentials | null> {
-      const row = one(await q('user_by_key', `SELECT ${USER_COLUMNS} FROM users u WHERE u.login_key = $1`, [loginKey], true));
+      const row = one(await run('user_by_key', SQL.userByKey, { loginKey }, true));
       return row === undefined ? null : { ...toUser(row), passwordHash: str(row.password_hash) };
     },
     async getUser(userId) {
-      checkOpen();
-      return getUserOn(pool, userId);
+      return onPool(true, () => getUserOn(pool, userId));
     },
     async listUsers(filter) {
-      return (await q('list_users', `SELECT ${USER_COLUMNS} FROM users u
-        WHERE $1::integer IS NULL OR EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = u.user_id AND g.app_id = $1::integer)
-        ORDER BY u.login_key`, [filter?.appId ?? null], true)).rows.map(toUser);
+      return (await run('list_users', SQL.listUsers, { appId: filter?.appId ?? null }, true)).rows.map(toUser);
     },
     async insertUser(user: NewUser): Promise<InsertUserResult> {
       return tx((c) => insertUserOn(c, user));
@@ -548,30 +524,29 @@ function createPostgresStore(pool: pg.Pool): Store {
     async setPasswordHash(userId, passwordHash, now) {
       // Two statements: the second sees any token committed by a login that held the row lock.
       await tx(async (c) => {
-        await c.query('UPDATE users SET password_hash = $2, password_changed_at = $3 WHERE user_id = $1', [userId, passwordHash, now]);
-        await c.query(REVOKE_USER_TOKENS, [userId, now]);
+        await runOn(c, SQL.setPassword, { userId, passwordHash, now });
+        await runOn(c, SQL.revokeUserTokens, { userId, now });
       });
     },
     async upgradePasswordHash(userId, expectedHash, newHash) {
-      const result = await q('upgrade_password', 'UPDATE users SET password_hash = $3 WHERE user_id = $1 AND password_hash = $2', [userId, expectedHash, newHash]);
+      const result = await run('upgrade_password', SQL.upgradePassword, { userId, expectedHash, newHash });
       return result.rowCount === 1;
     },
     async setUserEnabled(userId, enabled, now) {
       await tx(async (c) => {
-        await c.query('UPDATE users SET enabled = $2 WHERE user_id = $1', [userId, enabled]);
-        if (!enabled) await c.query(REVOKE_USER_TOKENS, [userId, now]);
+        await runOn(c, SQL.setUserEnabled, { userId, enabled });
+        if (!enabled) await runOn(c, SQL.revokeUserTokens, { userId, now });
       });
     },
     async grantApplication(userId, appId, now) {
-      const result = await q(null, `INSERT INTO user_applications (user_id, app_id, granted_at) VALUES ($1, $2, $3)
-        ON CONFLICT (user_id, app_id) DO NOTHING`, [userId, appId, now]);
+      const result = await run(null, SQL.insertGrant, { userId, appId, now });
       return result.rowCount === 1;
     },
     async revokeApplication(userId, appId, now) {
       return tx(async (c) => {
-        const deleted = await c.query('DELETE FROM user_applications WHERE user_id = $1 AND app_id = $2', [userId, appId]);
+        const deleted = await runOn(c, SQL.deleteGrant, { userId, appId });
         if (deleted.rowCount !== 1) return false;
-        await c.query('UPDATE tokens SET revoked_at = $3 WHERE user_id = $1 AND app_id = $2 AND revoked_at IS NULL', [userId, appId, now]);
+        await runOn(c, SQL.revokeUserAppTokens, { userId, appId, now });
         return true;
       });
     },
@@ -586,32 +561,32 @@ function createPostgresStore(pool: pg.Pool): Store {
           if (!created.ok) return null;
           userId = created.user.userId;
         } else {
-          const upgraded = (await c.query<Row>('UPDATE users SET password_hash = $3 WHERE login_key = $1 AND password_hash = $2 RETURNING user_id',
-            [input.loginKey, input.expectedHash, input.passwordHash])).rows[0];
+          const upgraded = (await runOn(c, SQL.upgradeLegacyPassword, { loginKey: input.loginKey, expectedHash: input.expectedHash, newHash: input.passwordHash })).rows[0];
           if (upgraded === undefined) return null;
           userId = num(upgraded.user_id);
-          await c.query(`INSERT INTO user_applications (user_id, app_id, granted_at) VALUES ($1, $2, $3)
-            ON CONFLICT (user_id, app_id) DO NOTHING`, [userId, input.appId, input.now]);
+          await runOn(c, SQL.insertGrant, { userId, appId: input.appId, now: input.now });
         }
-        await c.query(`INSERT INTO legacy_migrations (user_id, migrated_at) VALUES ($1, $2)
-          ON CONFLICT (user_id) DO UPDATE SET migrated_at = excluded.migrated_at`, [userId, input.now]);
-        const row = (await c.query<Row>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = $1`, [userId])).rows[0];
+        await runOn(c, SQL.markLegacyMigrated, { userId, now: input.now });
+        const row = (await runOn(c, SQL.userById, { userId })).rows[0];
         if (row === undefined) throw new Error('user vanished inside its own transaction');
         return { ...toUser(row), passwordHash: str(row.password_hash) };
       });
     },
     async listPasswordHashes(page): Promise<readonly PasswordHashRow[]> {
-      return (await q(null, `SELECT u.user_id, u.password_hash, m.migrated_at FROM users u LEFT JOIN legacy_migrations m ON m.user_id = u.user_id
-        WHERE u.user_id > $1 ORDER BY u.user_id LIMIT $2`, [page.afterUserId, Math.max(0, Math.trunc(page.limit))], true)).rows.map((r) => ({
+      return (await run(null, SQL.passwordHashes, { afterUserId: page.afterUserId, limit: Math.max(0, Math.trunc(page.limit)) }, true)).rows.map((r) => ({
         userId: num(r.user_id), passwordHash: str(r.password_hash), legacyMigratedAt: dateOrNull(r.migrated_at),
       }));
     },
 
     async insertSession(token, expect) {
-      return insertToken(token, 'session', expect);
+      if (batches === null || !batchableSession(expect)) return insertToken(token, 'session', expect);
+      checkOpen();
+      return batches.session.add({ token, expectedHash: expect.passwordHash });
     },
     async insertTicket(token) {
-      return insertToken(token, 'ticket', null);
+      if (batches === null) return insertToken(token, 'ticket', null);
+      checkOpen();
+      return batches.ticket.add({ token, expectedHash: null });
     },
     async findToken(tokenHash) {
       return findTokenBatched(tokenHash);
@@ -669,8 +644,7 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
 
     async insertNews(news: NewNews) {
-      const row = one(await q('insert_news', `INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) RETURNING ${NEWS_COLUMNS}`, newsValues(news)));
+      const row = one(await run('insert_news', SQL.insertNews, newsParams(news)));
       if (row === undefined) throw new Error('INSERT ... RETURNING returned no row');
       return toNews(row);
     },
@@ -681,13 +655,12 @@ function createPostgresStore(pool: pg.Pool): Store {
           FROM (SELECT pg_get_serial_sequence('news', 'news_id')::regclass AS seq) s`, [newsId]);
         const row = one(await client.query<Row>(`INSERT INTO news (news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
           OVERRIDING SYSTEM VALUE VALUES ($13, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-          ON CONFLICT (news_id) DO NOTHING RETURNING ${NEWS_COLUMNS}`, [...newsValues(news), newsId]));
+          ON CONFLICT (news_id) DO NOTHING RETURNING ${NEWS_COLUMNS}`, [...postgresValues(SQL.insertNews, newsParams(news)), newsId])); // insertNews' $1..$12, then the id
         return row === undefined ? null : toNews(row);
       });
     },
     async listNews(filter) {
-      return (await q('list_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE $1::integer IS NULL OR app_id = $1::integer
-        ORDER BY published_at DESC, news_id DESC`, [filter?.appId ?? null], true)).rows.map(toNews);
+      return (await run('list_news', SQL.listNews, { appId: filter?.appId ?? null }, true)).rows.map(toNews);
     },
     async findPublishedNews(query: PublishedNewsQuery) {
       return (await newsSnapshot(query)).rows;
@@ -702,44 +675,45 @@ function createPostgresStore(pool: pg.Pool): Store {
       return toStoreRevisions(row?.news, row?.access);
     },
     async getNews(newsId) {
-      const row = one(await q('get_news', `SELECT ${NEWS_COLUMNS} FROM news WHERE news_id = $1`, [newsId], true));
+      const row = one(await run('get_news', SQL.getNews, { newsId }, true));
       return row === undefined ? null : toNews(row);
     },
     async deleteNews(newsId) {
-      return (await q(null, 'DELETE FROM news WHERE news_id = $1', [newsId])).rowCount === 1;
+      return (await run(null, SQL.deleteNews, { newsId })).rowCount === 1;
     },
     async updateNews(newsId, u) {
-      const row = one(await q(null, `UPDATE news SET language = $2, title = $3, body = $4, url = $5, published_at = $6, expires_at = $7,
-        min_version = $8, max_version = $9, members_only = $10, attributes = $11::jsonb WHERE news_id = $1 RETURNING ${NEWS_COLUMNS}`, [
-        newsId, u.language, u.title, u.body, u.url, u.publishedAt, u.expiresAt, u.minVersion, u.maxVersion, u.membersOnly, encodeNewsAttributes(u.attributes),
-      ]));
+      const row = one(await run(null, SQL.updateNews, {
+        newsId, language: u.language, title: u.title, body: u.body, url: u.url, publishedAt: u.publishedAt, expiresAt: u.expiresAt,
+        minVersion: u.minVersion, maxVersion: u.maxVersion, membersOnly: u.membersOnly, attributes: encodeNewsAttributes(u.attributes),
+      }));
       return row === undefined ? null : toNews(row);
     },
 
     async insertAdminAccount(a) {
-      return (await q(null, `INSERT INTO admin_accounts (name, password_hash, role, created_at, password_changed_at, last_login_at)
-        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (name) DO NOTHING`, [a.name, a.passwordHash, a.role, a.createdAt, a.passwordChangedAt, a.lastLoginAt])).rowCount === 1;
+      return (await run(null, SQL.insertAdmin, {
+        name: a.name, passwordHash: a.passwordHash, role: a.role, createdAt: a.createdAt, passwordChangedAt: a.passwordChangedAt, lastLoginAt: a.lastLoginAt,
+      })).rowCount === 1;
     },
     async getAdminAccount(name) {
-      const row = one(await q('get_admin', 'SELECT * FROM admin_accounts WHERE name = $1', [name], true));
+      const row = one(await run('get_admin', SQL.getAdmin, { name }, true));
       return row === undefined ? null : toAdminCredentials(row);
     },
     async listAdminAccounts() {
-      return (await q(null, 'SELECT * FROM admin_accounts ORDER BY name', [], true)).rows.map((r) => {
+      return (await run(null, SQL.listAdmins, {}, true)).rows.map((r) => {
         const { passwordHash: _hash, ...account } = toAdminCredentials(r);
         return account;
       });
     },
     async setAdminPassword(name, passwordHash, now) {
       return tx(async (c) => {
-        const updated = await c.query('UPDATE admin_accounts SET password_hash = $2, password_changed_at = $3 WHERE name = $1', [name, passwordHash, now]);
+        const updated = await runOn(c, SQL.setAdminPassword, { name, passwordHash, now });
         if (updated.rowCount !== 1) return false;
-        await c.query('DELETE FROM admin_sessions WHERE name = $1', [name]);
+        await runOn(c, SQL.endAdminSessions, { name });
         return true;
       });
     },
     async removeAdminAccount(name) {
-      return (await q(null, 'DELETE FROM admin_accounts WHERE name = $1', [name])).rowCount === 1;
+      return (await run(null, SQL.removeAdmin, { name })).rowCount === 1;
     },
     async insertAdminSession(session, passwordHash) {
       return tx(async (c) => {
@@ -748,13 +722,12 @@ function createPostgresStore(pool: pg.Pool): Store {
         if (account.rowCount !== 1) return false;
         await c.query(`INSERT INTO admin_sessions (session_hash, name, csrf_token, source_ip, created_at, last_used_at, expires_at)
           VALUES ($1, $2, $3, $4, $5, $5, $6)`, [session.sessionHash, session.name, session.csrfToken, session.sourceIp, session.createdAt, session.expiresAt]);
-        await c.query('UPDATE admin_accounts SET last_login_at = $2 WHERE name = $1', [session.name, session.createdAt]);
+        await runOn(c, SQL.adminLastLogin, { name: session.name, createdAt: session.createdAt });
         return true;
       });
     },
     async findAdminSession(sessionHash) {
-      const r = one(await q('find_admin_session', `SELECT s.*, a.role FROM admin_sessions s JOIN admin_accounts a ON a.name = s.name
-        WHERE s.session_hash = $1`, [sessionHash], true));
+      const r = one(await run('find_admin_session', SQL.findAdminSession, { sessionHash }, true));
       if (r === undefined) return null;
       return {
         sessionHash: str(r.session_hash), name: str(r.name), role: r.role === 'admin' ? 'admin' : 'editor', csrfToken: str(r.csrf_token),
@@ -762,13 +735,13 @@ function createPostgresStore(pool: pg.Pool): Store {
       };
     },
     async touchAdminSession(sessionHash, now) {
-      await q('touch_admin_session', 'UPDATE admin_sessions SET last_used_at = GREATEST(last_used_at, $2) WHERE session_hash = $1', [sessionHash, now]);
+      await run('touch_admin_session', SQL.touchAdminSession, { sessionHash, now });
     },
     async deleteAdminSession(sessionHash) {
-      return (await q(null, 'DELETE FROM admin_sessions WHERE session_hash = $1', [sessionHash])).rowCount === 1;
+      return (await run(null, SQL.deleteAdminSession, { sessionHash })).rowCount === 1;
     },
     async purgeAdminSessions(now, idleBefore) {
-      return (await q(null, 'DELETE FROM admin_sessions WHERE expires_at <= $1 OR last_used_at < $2', [now, idleBefore])).rowCount ?? 0;
+      return (await run(null, SQL.purgeAdminSessions, { now, idleBefore })).rowCount ?? 0;
     },
 
     async listLiveTokens(query) {
@@ -822,8 +795,8 @@ function createPostgresStore(pool: pg.Pool): Store {
       return str(row.secret);
     },
     async queryAudit(query) {
-      const { text, values } = auditQuerySql(query);
-      return (await q(null, text, values, true)).rows.map(toAudit);
+      const { statement, params } = auditQuerySql(query, (d) => d);
+      return (await run(null, statement, params, true)).rows.map(toAudit);
     },
     async reserveLoginAttempt(attempt, limits) {
       return reserveAttempt(attempt, limits);
@@ -835,7 +808,7 @@ function createPostgresStore(pool: pg.Pool): Store {
       await tx(async (c) => {
         await loginSlotBack(c, keys.login, attempt.now.getTime());
         const pair = pairAfterSuccess(await lockedRow(c, keys.pair), attempt.now.getTime());
-        if (pair === null) await c.query({ name: 'throttle_forget', text: 'DELETE FROM throttle_counters WHERE key = $1', values: [keys.pair] });
+        if (pair === null) await runOn(c, SQL.forgetCounter, { key: keys.pair }, 'throttle_forget');
         else await writeCounters(c, [[keys.pair, pair]]);
         await c.query({
           name: 'throttle_success', text: `WITH refund AS (UPDATE throttle_counters SET count = count - 1 WHERE key = $1 AND count > 0 AND expires_at > $4)
@@ -851,10 +824,7 @@ function createPostgresStore(pool: pg.Pool): Store {
         await loginSlotBack(c, keys.login, attempt.now.getTime());
         const pair = pairAfterRelease(await lockedRow(c, keys.pair), attempt.now.getTime());
         if (pair !== null) await writeCounters(c, [[keys.pair, pair]]);
-        await c.query({
-          name: 'throttle_refund', text: 'UPDATE throttle_counters SET count = count - 1 WHERE key = $1 AND count > 0 AND expires_at > $2',
-          values: [keys.source, attempt.now],
-        });
+        await runOn(c, SQL.refundCounter, { key: keys.source, now: attempt.now }, 'throttle_refund');
       });
     },
     async recordLoginFailure(attempt, limits) {
@@ -869,12 +839,9 @@ function createPostgresStore(pool: pg.Pool): Store {
     },
     async purgeLoginThrottle(now, knownBefore, limit) {
       const max = Math.max(0, Math.trunc(limit));
-      const counters = (await q(null, `DELETE FROM throttle_counters WHERE key IN
-        (SELECT key FROM throttle_counters WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`, [now, max])).rowCount ?? 0;
+      const counters = (await run(null, SQL.purgeCounters, { now, limit: max })).rowCount ?? 0;
       if (counters >= max) return counters;
-      return counters + ((await q(null, `DELETE FROM known_sources WHERE (login_hash, source) IN
-        (SELECT login_hash, source FROM known_sources WHERE last_success_at < $1 ORDER BY last_success_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [knownBefore, max - counters])).rowCount ?? 0);
+      return counters + ((await run(null, SQL.purgeKnownSources, { before: knownBefore, limit: max - counters })).rowCount ?? 0);
     },
     async loginThrottleState(query) {
       return throttleState(query);
@@ -885,15 +852,11 @@ function createPostgresStore(pool: pg.Pool): Store {
         // The login's row first, as every throttle transaction locks it before any of its pairs:
         // so the delete cannot wait in a cycle with a reservation of this login.
         await lockedRow(c, keys.login);
-        return (await c.query({
-          name: 'throttle_reset', text: 'DELETE FROM throttle_counters WHERE key = $1 OR left(key, length($2)) = $2', values: [keys.login, keys.pair],
-        })).rowCount ?? 0;
+        return (await runOn(c, SQL.resetLogin, { login: keys.login, prefix: keys.pair }, 'throttle_reset')).rowCount ?? 0;
       });
     },
     async purgeAudit(before, limit) {
-      return (await q(null, `DELETE FROM audit_events WHERE id IN
-        (SELECT id FROM audit_events WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [before, Math.max(0, Math.trunc(limit))])).rowCount ?? 0;
+      return (await run(null, SQL.purgeAudit, { before, limit: Math.max(0, Math.trunc(limit)) })).rowCount ?? 0;
     },
     async insertShadowDifference(d, keep) {
       // One statement, so one transaction: the row and the pruning commit together. The DELETE
@@ -905,8 +868,7 @@ function createPostgresStore(pool: pg.Pool): Store {
       [d.at, d.mode, d.operation, d.binding, d.requestJson, d.legacyJson, d.oursJson, d.diff, Math.max(1, Math.trunc(keep)) - 1]);
     },
     async listShadowDifferences(limit) {
-      const rows = (await q('shadow_difference_list', `SELECT id, observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff
-        FROM shadow_differences ORDER BY id DESC LIMIT $1`, [Math.max(0, Math.trunc(limit))], true)).rows;
+      const rows = (await run('shadow_difference_list', SQL.listShadowDifferences, { limit: Math.max(0, Math.trunc(limit)) }, true)).rows;
       return rows.map((row): ShadowDifferenceRecord => ({
         id: num(row.id), at: date(row.observed_at), mode: row.mode === 'front' ? 'front' : 'shadow', operation: row.operation === null ? null : str(row.operation),
         binding: str(row.binding), requestJson: str(row.request_json), legacyJson: str(row.legacy_json), oursJson: str(row.ours_json), diff: str(row.diff),

@@ -9,7 +9,7 @@ import type {
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
 import type { AdminAccountCredentials, NewAdminSession } from '../store.js';
-import type { AuditQuery, NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
+import type { NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
 import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
@@ -18,8 +18,10 @@ import {
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
+import { auditQuerySql, NEWS_COLUMNS, SQL } from '../shared-sql.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { lookupPerTurn } from '../lookup-batch.js';
+import { createSqliteWrites } from './group-commit.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -36,6 +38,13 @@ export interface SqliteStoreOptions {
   readonly create?: boolean;
   /** Run PRAGMA quick_check before anything else (default true); a damaged file is refused. */
   readonly integrityCheck?: boolean;
+  /**
+   * Group commit of the hot paths' small writes (default true; config `performance.groupCommit`):
+   * those of one event-loop turn share one transaction and one fsync (group-commit.ts).
+   */
+  readonly groupCommit?: boolean;
+  /** Observes each group transaction after its commit, with how many writes it held. */
+  readonly onGroupCommit?: (writes: number) => void;
   /**
    * How much of the file is read through a memory map (PRAGMA mmap_size; default 0, none). SQLite
    * caps it at its build's SQLITE_MAX_MMAP_SIZE (2 GiB for better-sqlite3).
@@ -95,9 +104,6 @@ function toAdminCredentials(r: Row): AdminAccountCredentials {
   };
 }
 
-const USER_COLUMNS = `u.user_id, u.login, u.password_hash, u.enabled, u.created_at, u.last_login_at, u.password_changed_at,
-  (SELECT group_concat(g.app_id) FROM user_applications g WHERE g.user_id = u.user_id) AS app_ids`;
-
 // The conditions under which a token may be created: checked inside the INSERT itself so a
 // concurrent disable / password change / grant withdrawal cannot slip in between.
 const TOKEN_PRECONDITIONS = `
@@ -130,25 +136,6 @@ const FIND_TOKEN_APP_ENABLED = 12;
 
 // --- audit trail (issue 6) ---
 
-
-/** Only the filters given, so the at / login indexes can serve them; one statement per shape, cached. */
-function auditQuerySql(query: AuditQuery): { key: string; sql: string; params: Row } {
-  const where: string[] = [];
-  const params: Row = { limit: Math.max(0, Math.trunc(query.limit)) };
-  if (query.since !== undefined) { where.push('at >= @since'); params.since = ms(query.since); }
-  if (query.until !== undefined) { where.push('at < @until'); params.until = ms(query.until); }
-  if (query.login !== undefined && query.loginFp !== undefined) {
-    where.push('lower(login) IN (lower(@login), lower(@loginFp))');
-    params.login = query.login;
-    params.loginFp = query.loginFp;
-  } else if (query.login !== undefined) { where.push('lower(login) = lower(@login)'); params.login = query.login; }
-  if (query.type !== undefined) { where.push('type = @type'); params.type = query.type; }
-  if (query.typePrefix !== undefined) { where.push('substr(type, 1, length(@typePrefix)) = @typePrefix'); params.typePrefix = query.typePrefix; }
-  if (query.appId !== undefined) { where.push('app_id = @appId'); params.appId = query.appId; }
-  if (query.beforeId !== undefined) { where.push('id < @beforeId'); params.beforeId = query.beforeId; }
-  const sql = `SELECT * FROM audit_events${where.length === 0 ? '' : ` WHERE ${where.join(' AND ')}`} ORDER BY id DESC LIMIT @limit`;
-  return { key: where.join('|'), sql, params };
-}
 
 /**
  * A new database file, private to its owner: it holds password hashes. SQLite gives the -wal
@@ -292,11 +279,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   // Every statement is compiled once, here.
   const s = {
     schemaVersion: db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations'),
-    getApp: db.prepare('SELECT * FROM applications WHERE app_id = ?'),
-    listApps: db.prepare('SELECT * FROM applications ORDER BY app_id'),
-    insertApp: db.prepare(`INSERT INTO applications (app_id, name, enabled, require_ip, login_url, token_lifetime_seconds, idle_timeout_seconds, default_language, trusted_callers, created_at)
-      VALUES (@appId, @name, @enabled, @requireIp, @loginUrl, @tokenLifetimeSeconds, @idleTimeoutSeconds, @defaultLanguage, @trustedCallers, @createdAt)
-      ON CONFLICT (app_id) DO NOTHING`),
+    getApp: db.prepare(SQL.getApp.sqlite),
+    listApps: db.prepare(SQL.listApps.sqlite),
+    insertApp: db.prepare(SQL.insertApp.sqlite),
     updateApp: db.prepare(`UPDATE applications SET
         name                   = CASE WHEN @setName THEN @name ELSE name END,
         enabled                = CASE WHEN @setEnabled THEN @enabled ELSE enabled END,
@@ -307,31 +292,23 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         default_language       = CASE WHEN @setLanguage THEN @defaultLanguage ELSE default_language END,
         trusted_callers        = CASE WHEN @setTrustedCallers THEN @trustedCallers ELSE trusted_callers END
       WHERE app_id = @appId`),
-    revokeAppTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE app_id = @appId AND revoked_at IS NULL'),
+    revokeAppTokens: db.prepare(SQL.revokeAppTokens.sqlite),
 
-    userByKey: db.prepare(`SELECT ${USER_COLUMNS} FROM users u WHERE u.login_key = ?`),
-    userById: db.prepare(`SELECT ${USER_COLUMNS} FROM users u WHERE u.user_id = ?`),
-    listUsers: db.prepare(`SELECT ${USER_COLUMNS} FROM users u
-      WHERE @appId IS NULL OR EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = u.user_id AND g.app_id = @appId)
-      ORDER BY u.login_key`),
-    insertUser: db.prepare(`INSERT INTO users (login, login_key, password_hash, enabled, created_at, password_changed_at, last_login_at)
-      VALUES (@login, @loginKey, @passwordHash, @enabled, @createdAt, @passwordChangedAt, @lastLoginAt)
-      ON CONFLICT (login_key) DO NOTHING`),
-    insertGrant: db.prepare(`INSERT INTO user_applications (user_id, app_id, granted_at) VALUES (@userId, @appId, @now)
-      ON CONFLICT (user_id, app_id) DO NOTHING`),
-    deleteGrant: db.prepare('DELETE FROM user_applications WHERE user_id = @userId AND app_id = @appId'),
-    setPassword: db.prepare('UPDATE users SET password_hash = @passwordHash, password_changed_at = @now WHERE user_id = @userId'),
-    upgradePassword: db.prepare('UPDATE users SET password_hash = @newHash WHERE user_id = @userId AND password_hash = @expectedHash'),
-    setUserEnabled: db.prepare('UPDATE users SET enabled = @enabled WHERE user_id = @userId'),
+    userByKey: db.prepare(SQL.userByKey.sqlite),
+    userById: db.prepare(SQL.userById.sqlite),
+    listUsers: db.prepare(SQL.listUsers.sqlite),
+    insertUser: db.prepare(SQL.insertUser.sqlite),
+    insertGrant: db.prepare(SQL.insertGrant.sqlite),
+    deleteGrant: db.prepare(SQL.deleteGrant.sqlite),
+    setPassword: db.prepare(SQL.setPassword.sqlite),
+    upgradePassword: db.prepare(SQL.upgradePassword.sqlite),
+    setUserEnabled: db.prepare(SQL.setUserEnabled.sqlite),
     setLastLogin: db.prepare('UPDATE users SET last_login_at = @issuedAt WHERE user_id = @userId'),
-    revokeUserTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND revoked_at IS NULL'),
-    revokeUserAppTokens: db.prepare('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND app_id = @appId AND revoked_at IS NULL'),
-    // Issue 7: lazy migration from the legacy service, and the migration report.
-    markLegacyMigrated: db.prepare(`INSERT INTO legacy_migrations (user_id, migrated_at) VALUES (@userId, @now)
-      ON CONFLICT (user_id) DO UPDATE SET migrated_at = excluded.migrated_at`),
-    passwordHashes: db.prepare(`SELECT u.user_id, u.password_hash, m.migrated_at FROM users u
-      LEFT JOIN legacy_migrations m ON m.user_id = u.user_id
-      WHERE u.user_id > @afterUserId ORDER BY u.user_id LIMIT @limit`),
+    revokeUserTokens: db.prepare(SQL.revokeUserTokens.sqlite),
+    revokeUserAppTokens: db.prepare(SQL.revokeUserAppTokens.sqlite),
+    upgradeLegacyPassword: db.prepare(SQL.upgradeLegacyPassword.sqlite),
+    markLegacyMigrated: db.prepare(SQL.markLegacyMigrated.sqlite),
+    passwordHashes: db.prepare(SQL.passwordHashes.sqlite),
 
     insertToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
       SELECT @tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @issuedAt
@@ -369,18 +346,16 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         THEN substr(password_hash, 2, instr(substr(password_hash, 2) || '$', '$') - 1) ELSE '' END AS scheme, COUNT(*) AS n
       FROM users GROUP BY scheme ORDER BY scheme`),
 
-    insertNews: db.prepare(`INSERT INTO news (app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
-      VALUES (@appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @attributes, @createdAt)
-      RETURNING *`),
+    insertNews: db.prepare(SQL.insertNews.sqlite),
     // AUTOINCREMENT keeps sqlite_sequence at the largest id ever used: later ids continue above it.
     insertNewsWithId: db.prepare(`INSERT INTO news (news_id, app_id, language, title, body, url, published_at, expires_at, min_version, max_version, members_only, attributes, created_at)
       VALUES (@newsId, @appId, @language, @title, @body, @url, @publishedAt, @expiresAt, @minVersion, @maxVersion, @membersOnly, @attributes, @createdAt)
       ON CONFLICT (news_id) DO NOTHING
-      RETURNING *`),
-    listNews: db.prepare(`SELECT * FROM news WHERE @appId IS NULL OR app_id = @appId ORDER BY published_at DESC, news_id DESC`),
+      RETURNING ${NEWS_COLUMNS}`),
+    listNews: db.prepare(SQL.listNews.sqlite),
     // The rows WhatsNew may show (visible = 1) and the scheduled ones, which only say when that
     // set changes (news-snapshot.ts).
-    newsSnapshot: db.prepare(`SELECT *, published_at <= @now AS visible FROM news
+    newsSnapshot: db.prepare(`SELECT ${NEWS_COLUMNS}, published_at <= @now AS visible FROM news
       WHERE app_id = @appId AND language IN (SELECT value FROM json_each(@languages))
         AND (expires_at IS NULL OR expires_at > @now) AND (members_only = 0 OR @members = 1)
       ORDER BY published_at DESC, news_id DESC`),
@@ -388,27 +363,24 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     newsRevision: db.prepare('SELECT revision FROM news_revision WHERE id = 1').pluck(),
     revisions: db.prepare(`SELECT (SELECT revision FROM news_revision WHERE id = 1),
       (SELECT revision FROM access_revision WHERE id = 1)`).raw(),
-    getNews: db.prepare('SELECT * FROM news WHERE news_id = ?'),
-    deleteNews: db.prepare('DELETE FROM news WHERE news_id = ?'),
-    updateNews: db.prepare(`UPDATE news SET language = @language, title = @title, body = @body, url = @url, published_at = @publishedAt,
-      expires_at = @expiresAt, min_version = @minVersion, max_version = @maxVersion, members_only = @membersOnly, attributes = @attributes
-      WHERE news_id = @newsId RETURNING *`),
+    getNews: db.prepare(SQL.getNews.sqlite),
+    deleteNews: db.prepare(SQL.deleteNews.sqlite),
+    updateNews: db.prepare(SQL.updateNews.sqlite),
 
-    insertAdmin: db.prepare(`INSERT INTO admin_accounts (name, password_hash, role, created_at, password_changed_at, last_login_at)
-      VALUES (@name, @passwordHash, @role, @createdAt, @passwordChangedAt, @lastLoginAt) ON CONFLICT (name) DO NOTHING`),
-    getAdmin: db.prepare('SELECT * FROM admin_accounts WHERE name = ?'),
-    listAdmins: db.prepare('SELECT * FROM admin_accounts ORDER BY name'),
-    setAdminPassword: db.prepare('UPDATE admin_accounts SET password_hash = @passwordHash, password_changed_at = @now WHERE name = @name'),
-    endAdminSessions: db.prepare('DELETE FROM admin_sessions WHERE name = ?'),
-    removeAdmin: db.prepare('DELETE FROM admin_accounts WHERE name = ?'),
+    insertAdmin: db.prepare(SQL.insertAdmin.sqlite),
+    getAdmin: db.prepare(SQL.getAdmin.sqlite),
+    listAdmins: db.prepare(SQL.listAdmins.sqlite),
+    setAdminPassword: db.prepare(SQL.setAdminPassword.sqlite),
+    endAdminSessions: db.prepare(SQL.endAdminSessions.sqlite),
+    removeAdmin: db.prepare(SQL.removeAdmin.sqlite),
     insertAdminSession: db.prepare(`INSERT INTO admin_sessions (session_hash, name, csrf_token, source_ip, created_at, last_used_at, expires_at)
       SELECT @sessionHash, @name, @csrfToken, @sourceIp, @createdAt, @createdAt, @expiresAt
       WHERE EXISTS (SELECT 1 FROM admin_accounts WHERE name = @name AND password_hash = @passwordHash)`),
-    adminLastLogin: db.prepare('UPDATE admin_accounts SET last_login_at = @createdAt WHERE name = @name'),
-    findAdminSession: db.prepare(`SELECT s.*, a.role FROM admin_sessions s JOIN admin_accounts a ON a.name = s.name WHERE s.session_hash = ?`),
-    touchAdminSession: db.prepare('UPDATE admin_sessions SET last_used_at = MAX(last_used_at, @now) WHERE session_hash = @sessionHash'),
-    deleteAdminSession: db.prepare('DELETE FROM admin_sessions WHERE session_hash = ?'),
-    purgeAdminSessions: db.prepare('DELETE FROM admin_sessions WHERE expires_at <= @now OR last_used_at < @idleBefore'),
+    adminLastLogin: db.prepare(SQL.adminLastLogin.sqlite),
+    findAdminSession: db.prepare(SQL.findAdminSession.sqlite),
+    touchAdminSession: db.prepare(SQL.touchAdminSession.sqlite),
+    deleteAdminSession: db.prepare(SQL.deleteAdminSession.sqlite),
+    purgeAdminSessions: db.prepare(SQL.purgeAdminSessions.sqlite),
 
     ping: db.prepare('SELECT 1'),
     probeWrite: db.prepare('INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at'),
@@ -423,8 +395,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const audit = {
     insert: db.prepare(`INSERT INTO audit_events (at, type, reason, request_id, app_id, login, source_ip, claimed_ip, token_fp, detail)
       VALUES (@at, @type, @reason, @requestId, @appId, @login, @sourceIp, @claimedIp, @tokenFp, @detail)`),
-    purge: db.prepare(`DELETE FROM audit_events WHERE id IN
-      (SELECT id FROM audit_events WHERE at < @before ORDER BY at LIMIT @limit)`),
+    purge: db.prepare(SQL.purgeAudit.sqlite),
     queries: new Map<string, Database.Statement>(),
   };
   const findTokenRow = (tokenHash: string): TokenRecord | null => {
@@ -463,7 +434,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     insert: db.prepare(`INSERT INTO shadow_differences (observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff)
       VALUES (@at, @mode, @operation, @binding, @requestJson, @legacyJson, @oursJson, @diff)`),
     prune: db.prepare(`DELETE FROM shadow_differences WHERE id <= (SELECT id FROM shadow_differences ORDER BY id DESC LIMIT 1 OFFSET ?)`),
-    list: db.prepare('SELECT id, observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff FROM shadow_differences ORDER BY id DESC LIMIT ?'),
+    list: db.prepare(SQL.listShadowDifferences.sqlite),
   };
   const insertShadowTx = db.transaction((d: NewShadowDifference, keep: number): void => {
     shadow.insert.run({ at: ms(d.at), mode: d.mode, operation: d.operation, binding: d.binding, requestJson: d.requestJson, legacyJson: d.legacyJson, oursJson: d.oursJson, diff: d.diff });
@@ -472,32 +443,24 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
 
   // --- brute-force counters (issue 6): read, decide (login-throttle-rules.ts) and write in one IMMEDIATE transaction ---
   const throttle = {
-    get: db.prepare('SELECT count, window_start, blocked_until, inflight, inflight_until, expires_at FROM throttle_counters WHERE key = ?'),
+    get: db.prepare(SQL.counter.sqlite),
     put: db.prepare(`INSERT INTO throttle_counters (key, count, window_start, blocked_until, inflight, inflight_until, expires_at)
       VALUES (@key, @count, @windowStart, @blockedUntil, @inflight, @inflightUntil, @expiresAt)
       ON CONFLICT (key) DO UPDATE SET count = excluded.count, window_start = excluded.window_start, blocked_until = excluded.blocked_until,
         inflight = excluded.inflight, inflight_until = excluded.inflight_until, expires_at = excluded.expires_at`),
-    known: db.prepare('SELECT 1 FROM known_sources WHERE login_hash = @loginHash AND source = @source AND last_success_at > @since'),
-    forget: db.prepare('DELETE FROM throttle_counters WHERE key = ?'),
-    refund: db.prepare('UPDATE throttle_counters SET count = count - 1 WHERE key = @key AND count > 0 AND expires_at > @now'),
+    known: db.prepare(SQL.knownSource.sqlite),
+    forget: db.prepare(SQL.forgetCounter.sqlite),
+    refund: db.prepare(SQL.refundCounter.sqlite),
     markKnown: db.prepare(`INSERT INTO known_sources (login_hash, source, last_success_at) VALUES (@loginHash, @source, @now)
       ON CONFLICT (login_hash, source) DO UPDATE SET last_success_at = MAX(last_success_at, excluded.last_success_at)`),
-    purgeCounters: db.prepare(`DELETE FROM throttle_counters WHERE key IN
-      (SELECT key FROM throttle_counters WHERE expires_at <= @now ORDER BY expires_at LIMIT @limit)`),
-    purgeKnown: db.prepare(`DELETE FROM known_sources WHERE (login_hash, source) IN
-      (SELECT login_hash, source FROM known_sources WHERE last_success_at < @before ORDER BY last_success_at LIMIT @limit)`),
-    // The operator's view and reset of one login. Its pairs are `p:<hash>|<source>`: found by
-    // that exact prefix (substr, not LIKE, which is case-insensitive and has wildcards).
-    pairs: db.prepare(`SELECT substr(key, length(@prefix) + 1) AS source, count, window_start, blocked_until, inflight, inflight_until, expires_at
-      FROM throttle_counters WHERE substr(key, 1, length(@prefix)) = @prefix AND expires_at > @now
-        AND (count > 0 OR (inflight > 0 AND inflight_until > @now))
-      ORDER BY count DESC, key LIMIT @limit`),
-    pairCount: db.prepare(`SELECT COUNT(*) AS n FROM throttle_counters WHERE substr(key, 1, length(@prefix)) = @prefix AND expires_at > @now
-        AND (count > 0 OR (inflight > 0 AND inflight_until > @now))`),
-    knownList: db.prepare(`SELECT source, last_success_at FROM known_sources
-      WHERE login_hash = @loginHash AND last_success_at > @since ORDER BY last_success_at DESC, source LIMIT @limit`),
-    knownCount: db.prepare('SELECT COUNT(*) AS n FROM known_sources WHERE login_hash = @loginHash AND last_success_at > @since'),
-    reset: db.prepare('DELETE FROM throttle_counters WHERE key = @login OR substr(key, 1, length(@prefix)) = @prefix'),
+    purgeCounters: db.prepare(SQL.purgeCounters.sqlite),
+    purgeKnown: db.prepare(SQL.purgeKnownSources.sqlite),
+    // The operator's view and reset of one login.
+    pairs: db.prepare(SQL.loginPairs.sqlite),
+    pairCount: db.prepare(SQL.loginPairCount.sqlite),
+    knownList: db.prepare(SQL.knownSources.sqlite),
+    knownCount: db.prepare(SQL.knownSourceCount.sqlite),
+    reset: db.prepare(SQL.resetLogin.sqlite),
   };
   const counterOf = (r: Row): ThrottleCounter => ({
     count: Number(r.count), windowStart: new Date(Number(r.window_start)), blockedUntil: r.blocked_until === null ? null : new Date(Number(r.blocked_until)),
@@ -506,7 +469,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const throttleStateTx = db.transaction((query: LoginThrottleQuery): LoginThrottleRecord => {
     const keys = throttleKeys({ loginHash: query.loginHash, source: '' });
     const limit = Math.max(0, Math.trunc(query.limit));
-    const login = throttle.get.get(keys.login) as Row | undefined;
+    const login = throttle.get.get({ key: keys.login }) as Row | undefined;
     const pairs = { prefix: keys.pair, now: ms(query.now) };
     const known = { loginHash: query.loginHash, since: ms(query.knownSince) };
     return {
@@ -518,7 +481,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     };
   });
   const counter = (key: string): CounterState | null => {
-    const r = throttle.get.get(key) as Row | undefined;
+    const r = throttle.get.get({ key }) as Row | undefined;
     return r === undefined ? null : {
       count: Number(r.count), windowStart: Number(r.window_start), blockedUntil: r.blocked_until === null ? null : Number(r.blocked_until),
       inflight: Number(r.inflight), inflightUntil: r.inflight_until === null ? null : Number(r.inflight_until), expiresAt: Number(r.expires_at),
@@ -545,7 +508,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     const keys = throttleKeys(attempt);
     loginSlotBack(keys.login, ms(attempt.now));
     const pair = pairAfterSuccess(counter(keys.pair), ms(attempt.now));
-    if (pair === null) throttle.forget.run(keys.pair);
+    if (pair === null) throttle.forget.run({ key: keys.pair });
     else throttle.put.run({ key: keys.pair, ...pair });
     throttle.refund.run({ key: keys.source, now: ms(attempt.now) });
     throttle.markKnown.run({ loginHash: attempt.loginHash, source: attempt.source, now: ms(attempt.now) });
@@ -578,18 +541,18 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   });
 
   const getUser = (userId: number): User | null => {
-    const row = s.userById.get(userId) as Row | undefined;
+    const row = s.userById.get({ userId }) as Row | undefined;
     return row === undefined ? null : toUser(row);
   };
 
   const insertUserTx = db.transaction((user: NewUser): InsertUserResult => {
-    const info = s.insertUser.run({
+    const inserted = s.insertUser.get({
       login: user.login, loginKey: user.loginKey, passwordHash: user.passwordHash,
       enabled: bool(user.enabled), createdAt: ms(user.createdAt),
       passwordChangedAt: ms(user.passwordChangedAt ?? user.createdAt), lastLoginAt: user.lastLoginAt ? ms(user.lastLoginAt) : null,
-    });
-    if (info.changes !== 1) return { ok: false, reason: 'login-taken' };
-    const userId = Number(info.lastInsertRowid);
+    }) as Row | undefined;
+    if (inserted === undefined) return { ok: false, reason: 'login-taken' };
+    const userId = Number(inserted.user_id);
     for (const appId of user.appIds) s.insertGrant.run({ userId, appId, now: ms(user.createdAt) });
     const created = getUser(userId);
     if (created === null) throw new Error('user vanished inside its own transaction');
@@ -610,13 +573,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     });
     if (info.changes !== 1) return null;
     if (patch.enabled === false) s.revokeAppTokens.run({ appId, now: ms(now) });
-    const row = s.getApp.get(appId) as Row | undefined;
+    const row = s.getApp.get({ appId }) as Row | undefined;
     return row === undefined ? null : toApplication(row);
   });
 
   const setAdminPasswordTx = db.transaction((name: string, passwordHash: string, now: Date): boolean => {
     if (s.setAdminPassword.run({ name, passwordHash, now: ms(now) }).changes !== 1) return false;
-    s.endAdminSessions.run(name);
+    s.endAdminSessions.run({ name });
     return true;
   });
   const insertAdminSessionTx = db.transaction((session: NewAdminSession, passwordHash: string): boolean => {
@@ -667,15 +630,20 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       if (!created.ok) return null;
       userId = created.user.userId;
     } else {
-      const row = s.userByKey.get(input.loginKey) as Row | undefined;
-      if (row === undefined) return null;
-      userId = Number(row.user_id);
-      if (s.upgradePassword.run({ userId, expectedHash: input.expectedHash, newHash: input.passwordHash }).changes !== 1) return null;
+      const upgraded = s.upgradeLegacyPassword.get({ loginKey: input.loginKey, expectedHash: input.expectedHash, newHash: input.passwordHash }) as Row | undefined;
+      if (upgraded === undefined) return null;
+      userId = Number(upgraded.user_id);
       s.insertGrant.run({ userId, appId: input.appId, now: ms(input.now) });
     }
     s.markLegacyMigrated.run({ userId, now: ms(input.now) });
-    const row = s.userById.get(userId) as Row;
+    const row = s.userById.get({ userId }) as Row;
     return { ...toUser(row), passwordHash: str(row.password_hash) };
+  });
+
+  // The hot paths' small writes (tokens, tickets, their uses, brute-force counters): one
+  // transaction and one fsync per event-loop turn for all of them (group-commit.ts).
+  const writes = createSqliteWrites(db, {
+    enabled: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
   });
 
   return {
@@ -683,6 +651,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return Number((s.schemaVersion.get() as Row).version);
     },
     async close() {
+      if (db.open) await writes.flush();
       if (db.open) db.close();
     },
     async ping() {
@@ -693,27 +662,26 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async getApplication(appId) {
-      const row = s.getApp.get(appId) as Row | undefined;
+      const row = s.getApp.get({ appId }) as Row | undefined;
       return row === undefined ? null : toApplication(row);
     },
     async listApplications() {
       return (s.listApps.all() as Row[]).map(toApplication);
     },
     async insertApplication(app): Promise<InsertApplicationResult> {
-      const info = s.insertApp.run({
+      const row = s.insertApp.get({
         appId: app.appId, name: app.name, enabled: bool(app.enabled), requireIp: bool(app.requireIp),
         loginUrl: app.loginUrl, tokenLifetimeSeconds: app.tokenLifetimeSeconds, idleTimeoutSeconds: app.idleTimeoutSeconds,
         defaultLanguage: app.defaultLanguage, trustedCallers: JSON.stringify(app.trustedCallers), createdAt: ms(app.createdAt),
-      });
-      if (info.changes !== 1) return { ok: false, reason: 'app-exists' };
-      return { ok: true, application: toApplication(s.getApp.get(app.appId) as Row) };
+      }) as Row | undefined;
+      return row === undefined ? { ok: false, reason: 'app-exists' } : { ok: true, application: toApplication(row) };
     },
     async updateApplication(appId, patch, now) {
       return updateAppTx.immediate(appId, patch, now);
     },
 
     async findUserByLoginKey(loginKey): Promise<UserCredentials | null> {
-      const row = s.userByKey.get(loginKey) as Row | undefined;
+      const row = s.userByKey.get({ loginKey }) as Row | undefined;
       return row === undefined ? null : { ...toUser(row), passwordHash: str(row.password_hash) };
     },
     async getUser(userId) {
@@ -750,19 +718,19 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async insertSession(token, expect) {
-      return insertSessionTx.immediate(token, expect.passwordHash, expect.newPasswordHash ?? null);
+      return writes.run(() => insertSessionTx.immediate(token, expect.passwordHash, expect.newPasswordHash ?? null));
     },
     async insertTicket(token) {
-      return s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1;
+      return writes.run(() => s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1);
     },
     async findToken(tokenHash) {
       return findTokenPerTurn(tokenHash);
     },
     async touchToken(tokenHash, now) {
-      s.touchToken.run({ tokenHash, now: ms(now) });
+      await writes.run(() => s.touchToken.run({ tokenHash, now: ms(now) }));
     },
     async consumeTicket(tokenHash, now) {
-      return s.consumeTicket.run({ tokenHash, now: ms(now) }).changes === 1;
+      return writes.run(() => s.consumeTicket.run({ tokenHash, now: ms(now) }).changes === 1);
     },
     async revokeTokens(scope: RevokeScope, now) {
       const info = 'all' in scope
@@ -820,11 +788,11 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return toStoreRevisions(row[0], row[1]);
     },
     async getNews(newsId) {
-      const row = s.getNews.get(newsId) as Row | undefined;
+      const row = s.getNews.get({ newsId }) as Row | undefined;
       return row === undefined ? null : toNews(row);
     },
     async deleteNews(newsId) {
-      return s.deleteNews.run(newsId).changes === 1;
+      return s.deleteNews.run({ newsId }).changes === 1;
     },
     async updateNews(newsId, u) {
       const row = s.updateNews.get({
@@ -842,7 +810,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       }).changes === 1;
     },
     async getAdminAccount(name) {
-      const row = s.getAdmin.get(name) as Row | undefined;
+      const row = s.getAdmin.get({ name }) as Row | undefined;
       return row === undefined ? null : toAdminCredentials(row);
     },
     async listAdminAccounts() {
@@ -855,13 +823,13 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return setAdminPasswordTx.immediate(name, passwordHash, now);
     },
     async removeAdminAccount(name) {
-      return s.removeAdmin.run(name).changes === 1;
+      return s.removeAdmin.run({ name }).changes === 1;
     },
     async insertAdminSession(session, passwordHash) {
       return insertAdminSessionTx.immediate(session, passwordHash);
     },
     async findAdminSession(sessionHash) {
-      const r = s.findAdminSession.get(sessionHash) as Row | undefined;
+      const r = s.findAdminSession.get({ sessionHash }) as Row | undefined;
       if (r === undefined) return null;
       return {
         sessionHash: str(r.session_hash), name: str(r.name), role: r.role === 'admin' ? 'admin' : 'editor', csrfToken: str(r.csrf_token),
@@ -872,7 +840,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       s.touchAdminSession.run({ sessionHash, now: ms(now) });
     },
     async deleteAdminSession(sessionHash) {
-      return s.deleteAdminSession.run(sessionHash).changes === 1;
+      return s.deleteAdminSession.run({ sessionHash }).changes === 1;
     },
     async purgeAdminSessions(now, idleBefore) {
       return s.purgeAdminSessions.run({ now: ms(now), idleBefore: ms(idleBefore) }).changes;
@@ -901,25 +869,25 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return str((db.prepare('SELECT secret FROM installation_secrets WHERE name = ?').get(name) as Row).secret);
     },
     async queryAudit(query) {
-      const { key, sql, params } = auditQuerySql(query);
+      const { key, statement: shared, params } = auditQuerySql(query, ms);
       let statement = audit.queries.get(key);
       if (statement === undefined) {
-        statement = db.prepare(sql);
+        statement = db.prepare(shared.sqlite);
         audit.queries.set(key, statement);
       }
       return (statement.all(params) as Row[]).map(toAudit);
     },
     async reserveLoginAttempt(attempt, limits) {
-      return reserveTx.immediate(attempt, limits);
+      return writes.run(() => reserveTx.immediate(attempt, limits));
     },
     async recordLoginSuccess(attempt) {
-      successTx.immediate(attempt);
+      await writes.run(() => successTx.immediate(attempt));
     },
     async recordLoginFailure(attempt, limits) {
-      failureTx.immediate(attempt, limits);
+      await writes.run(() => failureTx.immediate(attempt, limits));
     },
     async releaseLoginAttempt(attempt) {
-      releaseTx.immediate(attempt);
+      await writes.run(() => releaseTx.immediate(attempt));
     },
     async purgeLoginThrottle(now, knownBefore, limit) {
       return purgeThrottleTx.immediate(now, knownBefore, Math.max(0, Math.trunc(limit)));
@@ -938,7 +906,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       insertShadowTx.immediate(difference, Math.max(1, Math.trunc(keep)));
     },
     async listShadowDifferences(limit) {
-      return (shadow.list.all(Math.max(0, Math.trunc(limit))) as Row[]).map(toShadowDifference);
+      return (shadow.list.all({ limit: Math.max(0, Math.trunc(limit)) }) as Row[]).map(toShadowDifference);
     },
   };
 }

@@ -1,26 +1,10 @@
 import type { Database } from 'better-sqlite3';
-import { initialSchema } from './001-initial-schema.js';
-import { legacyMigrations } from './002-legacy-migrations.js';
-import { bruteForce } from './003-brute-force.js';
-import { auditEvents } from './004-audit-events.js';
-import { newsRevision } from './005-news-revision.js';
-import { accessRevision } from './006-access-revision.js';
-import { installationSecrets } from './007-installation-secrets.js';
-import { healthProbe } from './008-health-probe.js';
-import { newsAttributes } from './009-news-attributes.js';
-import { adminConsole } from './010-admin-console.js';
-import { shadowDifferences } from './011-shadow-differences.js';
-import { tokenOrigin } from './012-token-origin.js';
-import { purgeKeepsAccessRevision } from './013-purge-keeps-access-revision.js';
+import { renderMigrations, type DialectMigration } from '../../migrations/store-migrations.js';
 
-export interface SqliteMigration {
-  /** Applied in ascending order; never renumber or edit one that has shipped, add a new one. */
-  readonly version: number;
-  readonly name: string;
-  readonly sql: string;
-}
+/** A store migration (src/store/migrations/) rendered for SQLite. */
+export type SqliteMigration = DialectMigration;
 
-export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = Object.freeze([initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes, adminConsole, shadowDifferences, tokenOrigin, purgeKeepsAccessRevision]);
+export const SQLITE_MIGRATIONS: readonly SqliteMigration[] = renderMigrations('sqlite');
 
 /**
  * The SQLite header's application_id of an svcapi-auth database ("SVCA"), set by the migration

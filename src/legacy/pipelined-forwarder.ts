@@ -1,0 +1,250 @@
+/**
+ * Shadow mode's client of the old Authentication.asmx: the exchanges of legacy-forwarder.ts (the
+ * same requests, the same answers, the same kinds of failure), for a fraction of the CPU. Shadow
+ * mode sends one request per request it answers, so its client's cost adds to every request:
+ * node:http spends about 90 µs of CPU per exchange here (a ClientRequest, an IncomingMessage and
+ * their streams, a timer), three times what svcapi-auth spends answering ValidateUserToken.
+ *
+ * The HTTP/1.1 client is undici's (a Pool driven through its dispatch interface: no streams, no
+ * per-request timer), with:
+ *
+ * - keep-alive and pipelining on a few connections: a connection takes up to its share of
+ *   `maxInFlight` exchanges before the Pool uses the next. Only requests marked idempotent are
+ *   pipelined; the others wait for the connection to be free (undici's rule, RFC 9112 9.3.2).
+ * - Bounded as legacy-forwarder.ts is: a deadline per exchange (`timeoutMs`, from forward() to
+ *   the last byte, checked on one timer of a tenth of it; an exchange past it is answered
+ *   `timeout` at once and aborted in undici, which closes its connection); `maxResponseBytes`
+ *   against Content-Length before reading and against the bytes while reading (chunked too),
+ *   aborted past it; `maxInFlight` exchanges at most, one more is `busy` at once; no redirect
+ *   is followed (no redirect interceptor: a 3xx is an answer like any other).
+ * - Sent twice only as RFC 9112 9.3.1 allows: when a connection closes before an idempotent
+ *   request's answer (after a `Connection: close` answer, or a broken one ahead of it), undici
+ *   sends it again on another connection, within its deadline. A request not marked idempotent
+ *   is never pipelined, so never sent again.
+ * - https with `ca` (`legacy.caFile`): certificate and host name checked by node:tls.
+ *
+ * Where undici's answers differ from node:http's (test/legacy/pipelined-forwarder.test.ts lists
+ * them): an unsolicited `100 Continue` fails the exchange (ASMX under IIS sends one only to a
+ * request with `Expect: 100-continue`, which we never send).
+ *
+ * `onWork` is told the event-loop time this client spends: sending (forward()) and reading its
+ * sockets (parsing, the answers' callbacks), for shadow mode's CPU budget
+ * (src/compat/shadow-budget.ts).
+ *
+ * Trouble is reported by kind only, as in legacy-forwarder.ts.
+ */
+import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import { buildConnector, Pool, type Dispatcher } from 'undici';
+import type { RawAnswer } from '../compat/answer-compare.js';
+import { failureOf, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder, type LegacyForwarderOptions } from './legacy-forwarder.js';
+
+export interface PipelinedForwarderOptions extends LegacyForwarderOptions {
+  /** Connections at most (default 4); `maxInFlight` exchanges are spread over them. */
+  readonly connections?: number;
+  /** Told the event-loop milliseconds spent sending and reading (shadow mode's CPU budget). */
+  readonly onWork?: (ms: number) => void;
+}
+
+/** A failure of ours, given to undici's abort so that the exchange ends as this kind. */
+class ExchangeFailure extends Error {
+  constructor(readonly reason: ForwardFailure) {
+    super(reason);
+  }
+}
+
+/** undici's error codes, by the kind of failure they are (the rest, socket and parser errors, are `connection` or `tls`). */
+const UNDICI_FAILURES: Readonly<Record<string, ForwardFailure>> = {
+  UND_ERR_INVALID_ARG: 'unsendable',
+  UND_ERR_CONNECT_TIMEOUT: 'timeout',
+  UND_ERR_HEADERS_TIMEOUT: 'timeout',
+  UND_ERR_BODY_TIMEOUT: 'timeout',
+  UND_ERR_RES_EXCEEDED_MAX_SIZE: 'too-large',
+};
+
+function kindOf(error: Error): ForwardFailure {
+  if (error instanceof ExchangeFailure) return error.reason;
+  const code = (error as NodeJS.ErrnoException).code;
+  return (typeof code === 'string' ? UNDICI_FAILURES[code] : undefined) ?? failureOf(error as NodeJS.ErrnoException);
+}
+
+/** The answer's header fields as node:http's rawHeaders give them (names lower-cased, values as sent, in order). */
+function headerPairs(raw: unknown): Array<[string, string]> {
+  const pairs: Array<[string, string]> = [];
+  if (!Array.isArray(raw)) return pairs;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const [name, value] = [raw[i] as Buffer | string, raw[i + 1] as Buffer | string];
+    const text = typeof value === 'string' ? value : value.toString('latin1');
+    // Without the whitespace around it (RFC 9110 5.5), as node:http gives it: undici keeps trailing spaces.
+    const last = text.charCodeAt(text.length - 1);
+    pairs.push([(typeof name === 'string' ? name : name.toString('latin1')).toLowerCase(), last === 0x20 || last === 0x09 ? text.replace(/[ \t]+$/, '') : text]);
+  }
+  return pairs;
+}
+
+export function createPipelinedForwarder(options: PipelinedForwarderOptions): LegacyForwarder {
+  const url = new URL(options.url);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`not an http(s) URL: ${url.protocol}`);
+  const timeoutMs = options.timeoutMs ?? 3000;
+  const maxBytes = options.maxResponseBytes ?? 2 * 1024 * 1024;
+  const maxInFlight = options.maxInFlight ?? 64;
+  const connections = Math.max(1, Math.min(options.connections ?? 4, maxInFlight));
+  const onWork = options.onWork;
+  // node:tls checks the certificate against the host name (and sends it as SNI unless it is an address).
+  const connector = buildConnector({ timeout: timeoutMs, ...(options.ca !== undefined && { ca: options.ca }) });
+  const connect: buildConnector.connector = onWork === undefined ? connector : (opts, callback) => {
+    connector(opts, (...args) => {
+      const socket = args[1];
+      if (socket !== null) meterReads(socket, onWork);
+      callback(...args);
+    });
+  };
+  const pool = new Pool(url.origin, {
+    connections,
+    // The exchanges in flight fit on the connections, each taking its share before the next is used.
+    pipelining: Math.ceil(maxInFlight / connections),
+    connect,
+    // Backstops: the deadline below ends an exchange first.
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
+  });
+  const base = { origin: url.origin, blocking: false } as const;
+  /** Exchanges not settled yet, in the order of their deadlines (all are now + timeoutMs). */
+  const live = new Set<Exchange>();
+  let inFlight = 0;
+  let closed = false;
+  let timer: NodeJS.Timeout | null = null;
+
+  class Exchange implements Dispatcher.DispatchHandler {
+    private controller: Dispatcher.DispatchController | null = null;
+    private status = 0;
+    private headers: Array<[string, string]> = [];
+    private parts: Buffer[] = [];
+    private size = 0;
+    private settled = false;
+    /** undici is done with it (answered or failed): its place in `maxInFlight` is free. */
+    private released = false;
+
+    constructor(readonly deadline: number, private readonly resolve: (result: ForwardResult) => void) {}
+
+    settle(result: ForwardResult): void {
+      if (this.settled) return;
+      this.settled = true;
+      live.delete(this);
+      this.resolve(result);
+    }
+
+    release(): void {
+      if (this.released) return;
+      this.released = true;
+      inFlight -= 1;
+    }
+
+    /** Past its deadline: answered `timeout` now; undici's part aborted now, or as soon as it starts. */
+    expire(): void {
+      this.settle({ kind: 'failed', reason: 'timeout' });
+      this.controller?.abort(new ExchangeFailure('timeout'));
+    }
+
+    onRequestStart(controller: Dispatcher.DispatchController): void {
+      // Called again when undici sends the request again on another connection: the answer starts over.
+      this.controller = controller;
+      this.parts = [];
+      this.size = 0;
+      if (this.settled) controller.abort(new ExchangeFailure('timeout'));
+    }
+
+    onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+      // An interim answer (103 Early Hints): the final one follows.
+      if (statusCode < 200) return;
+      const declared = Number(headers['content-length']);
+      if (declared > maxBytes) return controller.abort(new ExchangeFailure('too-large'));
+      this.status = statusCode;
+      this.headers = headerPairs(controller.rawHeaders);
+    }
+
+    onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+      this.size += chunk.length;
+      if (this.size > maxBytes) return controller.abort(new ExchangeFailure('too-large'));
+      this.parts.push(chunk);
+    }
+
+    onResponseEnd(): void {
+      this.release();
+      // A copy, not views that would keep the connection's read buffers.
+      const answer: RawAnswer = { status: this.status, headers: this.headers, body: Buffer.concat(this.parts, this.size) };
+      this.parts = [];
+      this.settle({ kind: 'answer', answer });
+    }
+
+    onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+      this.release();
+      this.parts = [];
+      this.settle({ kind: 'failed', reason: kindOf(error) });
+    }
+  }
+
+  function checkDeadlines(): void {
+    const now = performance.now();
+    for (const exchange of live) {
+      if (exchange.deadline > now) break;
+      exchange.expire();
+    }
+    if (live.size === 0 && timer !== null) {
+      clearInterval(timer);
+      timer = null;
+    }
+  }
+
+  function forward(req: ForwardRequest): Promise<ForwardResult> {
+    if (closed) return Promise.resolve({ kind: 'failed', reason: 'connection' });
+    if (inFlight >= maxInFlight) return Promise.resolve({ kind: 'failed', reason: 'busy' });
+    const started = performance.now();
+    inFlight += 1;
+    let exchange: Exchange | undefined;
+    const result = new Promise<ForwardResult>((resolve) => {
+      exchange = new Exchange(started + timeoutMs, resolve);
+    });
+    if (exchange === undefined) throw new Error('unreachable: a promise executor runs at once');
+    live.add(exchange);
+    if (timer === null) {
+      timer = setInterval(checkDeadlines, Math.max(5, Math.min(100, Math.floor(timeoutMs / 10))));
+      timer.unref();
+    }
+    // undici's own default is GET and HEAD only; the caller knows better (a read-only SOAP operation).
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
+    pool.dispatch({ ...base, method: req.method as Dispatcher.HttpMethod, path: req.target, headers: req.headers, body: req.body, idempotent }, exchange);
+    onWork?.(performance.now() - started);
+    return result;
+  }
+
+  return {
+    url,
+    forward,
+    inFlight: () => inFlight,
+    close() {
+      closed = true;
+      if (timer !== null) clearInterval(timer);
+      timer = null;
+      for (const exchange of live) exchange.settle({ kind: 'failed', reason: 'connection' });
+      pool.destroy().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * Tells `onWork` the time spent handling a socket's reads: undici parses in its 'readable'
+ * listener and calls the exchanges' handlers from there, so timing the event times them all.
+ */
+function meterReads(socket: Socket, onWork: (ms: number) => void): void {
+  const emit = socket.emit.bind(socket) as (event: string | symbol, ...args: unknown[]) => boolean;
+  socket.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+    if (event !== 'readable') return emit(event, ...args);
+    const started = performance.now();
+    try {
+      return emit(event, ...args);
+    } finally {
+      onWork(performance.now() - started);
+    }
+  };
+}
