@@ -77,7 +77,7 @@ export interface Config {
     readonly intervalMs: number;
     /** Rows deleted per short transaction, at most. */
     readonly batchSize: number;
-    /** How long one batch should hold the event loop (ms): its rows are scaled to fit; 0 always deletes batchSize rows. */
+    /** How long one batch should take (ms): its rows are scaled to fit; 0 always deletes batchSize rows. */
     readonly batchBudgetMs: number;
     /** Expired tokens and tickets are kept this long after expiry (for investigation), then deleted. */
     readonly tokenRetentionMs: number;
@@ -387,7 +387,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const shutdownTimeoutMs = integer(pick(undefined, '', env, 'SVCAPI_SHUTDOWN_TIMEOUT_MS', fromFile('shutdown.timeoutMs')), 30_000, 100, 3_600_000);
   const housekeepingIntervalMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_INTERVAL_MS', fromFile('housekeeping.intervalMs')), 300_000, 1000, 86_400_000);
   const housekeepingBatchSize = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_BATCH_SIZE', fromFile('housekeeping.batchSize')), 500, 1, 100_000);
-  // ops/housekeeping.ts: a batch's rows are scaled to hold the event loop about this long; 0 keeps batchSize rows.
+  // ops/housekeeping.ts: a batch's rows are scaled to take about this long; 0 keeps batchSize rows.
   const housekeepingBatchBudgetMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_BATCH_BUDGET_MS', fromFile('housekeeping.batchBudgetMs')), 5, 0, 10_000);
   const tokenRetentionMs = integer(pick(undefined, '', env, 'SVCAPI_TOKEN_RETENTION_MS', fromFile('housekeeping.tokenRetentionMs')), 86_400_000, 0, 400 * 86_400_000);
 
