@@ -76,6 +76,7 @@ export function startPurgeThread(options: { readonly path: string; readonly sql:
     async close() {
       if (failed !== null) return;
       const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+      worker.ref(); // the process waits for the thread to close its connection and end
       worker.postMessage({ close: true });
       await gone;
     },
