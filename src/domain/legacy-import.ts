@@ -1,5 +1,5 @@
 /**
- * Importing users from a legacy system, keeping their passwords (issue 7). Three sources:
+ * Importing users from a legacy system, keeping their passwords. Three sources:
  *
  * - **membership**: rows of aspnet_Users + aspnet_Membership (UserName, Password, PasswordFormat,
  *   PasswordSalt, IsApproved, IsLockedOut, optional Applications). Hashed rows keep their hash

@@ -7,8 +7,8 @@
  * failing binding's own shape. So there is one dispatch function, and nothing a framework would
  * add per request (routing tables, hooks, a reply object, a child logger) sits in front of it:
  * ValidateUserToken is on the path of every request a client application serves, and on this
- * machine a framework's request pipeline cost more CPU than the whole operation (issue 9;
- * bench/results/profile-latest.md).
+ * machine a framework's request pipeline cost more CPU than the whole operation
+ * (bench/results/profile-latest.md).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse, type Server as HttpServer } from 'node:http';
@@ -47,7 +47,7 @@ export interface HttpAppConfig {
   readonly http: {
     readonly maxRequestBytes: number;
     readonly bodyTimeoutMs: number;
-    /** Operations offered over HTTP GET: all (default), none, or a list (issue 6: GET puts passwords in URLs). */
+    /** Operations offered over HTTP GET: all (default), none, or a list (GET puts passwords in URLs). */
     readonly httpGet?: HttpGetOption;
   };
   readonly timeZone: string;
@@ -82,7 +82,7 @@ export interface AppOptions {
   readonly onRequestDone?: (done: RequestDone) => void;
   /** True once shutdown has begun: responses then carry `Connection: close` so clients reconnect elsewhere. */
   readonly draining?: () => boolean;
-  /** Serve HTTPS (issue 6: --tls-cert / --tls-key): PEM certificate chain and key; TLS 1.2 or newer only. */
+  /** Serve HTTPS (--tls-cert / --tls-key): PEM certificate chain and key; TLS 1.2 or newer only. */
   readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   /**
    * Shadow and front modes (src/compat/shadow.ts; docs/cutover.md): requests compared with the

@@ -113,7 +113,7 @@ describe('svcapi-auth CLI', () => {
       expect(list.out).toMatch(/^7\s+Portal 2\s+yes\s+no\s+8h\s+-\s+pt-BR\s+-\s+-$/m);
     });
 
-    it('sets, replaces and clears the trusted callers of an application (issue 6)', async () => {
+    it('sets, replaces and clears the trusted callers of an application', async () => {
       const add = await run(['app', 'add', '7', 'Portal', '--trusted-caller', '10.0.0.5', ...dbArgs]);
       expect(add.out).toContain('trusted callers 10.0.0.5)');
       const set = await run(['app', 'set', '7', '--trusted-caller', '10.1.0.0/16', '--trusted-caller', '2001:DB8::/48', '--trusted-caller', '10.1.0.0/16', ...dbArgs]);

@@ -1,5 +1,5 @@
 /**
- * Token validation's memory (issue 9, src/domain/access-cache.ts and revision-gate.ts): every
+ * Token validation's memory (src/domain/access-cache.ts and revision-gate.ts): every
  * answer exactly what the store gives now, whoever revoked or disabled what, however time
  * passed; one read of the revisions per event-loop turn, never a read made before the request.
  */

@@ -1,5 +1,5 @@
 /**
- * The audit trail (issue 6): the domain's outcomes and the operator's changes become audit
+ * The audit trail: the domain's outcomes and the operator's changes become audit
  * events, written to the log at once and to the database in batches, never holding up a
  * request, bounded when the database is down, flushed on close, purged after the retention.
  */

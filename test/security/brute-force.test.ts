@@ -1,5 +1,5 @@
 /**
- * Brute-force protection (issue 6; docs/security.md#brute-force-protection), in one process: the domain's
+ * Brute-force protection (docs/security.md#brute-force-protection), in one process: the domain's
  * use of the store's counters (fast fake hasher, fake clock), and the HTTP app with the real
  * argon2id hasher, counting the verifications that really run. The two-instance test on
  * PostgreSQL is test/multi-instance/brute-force.test.ts.

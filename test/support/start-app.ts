@@ -48,7 +48,7 @@ export interface StackOptions {
    */
   readonly legacy?: LegacyAuthenticator | LegacyGuard;
   readonly legacyRules?: LegacyAnswerRules;
-  /** Brute-force protection (issue 6): the defaults (as `serve` has them) unless given; false turns it off. */
+  /** Brute-force protection: the defaults (as `serve` has them) unless given; false turns it off. */
   readonly throttle?: ThrottlePolicy | false;
   /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
   readonly hasher?: PasswordHasher;
