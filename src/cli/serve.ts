@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext } from 'node:tls';
 import type { Config } from '../config.js';
 import { buildApp } from '../http/app.js';
-import { createAuthService } from '../domain/service.js';
+import { createAuthService } from '../domain/create-auth-service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';

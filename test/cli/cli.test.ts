@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
 import { DEFAULT_THROTTLE_POLICY, loginThrottleKey, throttleLimits } from '../../src/domain/login-throttle.js';

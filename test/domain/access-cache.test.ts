@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { counterRandom, ctx, fakeHasher, HOUR, MINUTE } from '../support/domain-fakes.js';
 import { accessCacheDifferential, housekeepingBesideMemory, login, LOGINS, makeWorld, must, PORTAL, valid } from '../support/access-cache-world.js';
 

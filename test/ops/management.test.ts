@@ -9,7 +9,7 @@ import type { AsmxApp } from '../../src/http/app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher, type PasswordHasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { buildApp } from '../../src/http/app.js';
 import { createMetrics, hashFormat, requestOutcome } from '../../src/ops/metrics.js';
 import { createReadiness } from '../../src/ops/readiness.js';

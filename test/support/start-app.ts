@@ -17,7 +17,7 @@ import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import type { PasswordHasher } from '../../src/domain/password-hasher.js';
 import type { LegacyTokenPassthrough } from '../../src/domain/legacy-token-passthrough.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { HttpGetOption } from '../../src/wire/http-get-option.js';
