@@ -104,11 +104,11 @@ describe('SQLite adapter specifics', () => {
     expect(plan.filter((r) => r.parent === 0 && /SUBQUERY/.test(r.detail))).toHaveLength(4);
   });
 
-  it('purges without the commit fsync, and gives every later commit its fsync back (synchronous FULL), even when the purge fails', async () => {
+  it('on its own connection, purges without the commit fsync, and gives every later commit its fsync back (synchronous FULL), even when the purge fails', async () => {
     const probe = new Database(':memory:');
     const statementProto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...args: unknown[]) => unknown };
     probe.close();
-    const store = await openStore(`sqlite:${freshFile()}`);
+    const store = openSqliteStore({ path: freshFile(), purgeThread: false });
     const ran: string[] = [];
     const run = statementProto.run;
     let failNext = false;
@@ -158,6 +158,35 @@ describe('SQLite adapter specifics', () => {
       expect(ran).toEqual(['SELECT t.token_hash,']);
     } finally {
       Object.assign(proto, { run, get });
+      await store.close();
+    }
+  });
+
+  it('purges a file\'s expired tokens on a thread of its own: no DELETE on the serving connection, the rows gone all the same', async () => {
+    const probe = new Database(':memory:');
+    const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown };
+    probe.close();
+    const store = await openStore(`sqlite:${freshFile()}`);
+    const user = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+    if (!user.ok) throw new Error('setup');
+    const old = new Date('2025-01-01T00:00:00Z');
+    const hashes = Array.from({ length: 7 }, (_, i) => createHash('sha256').update(`purge${i}`).digest('hex'));
+    for (const tokenHash of hashes) {
+      await store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: old, expiresAt: new Date(old.getTime() + 60_000) }, { passwordHash: 'h' });
+    }
+    const ran: string[] = [];
+    const { run } = proto;
+    proto.run = function (this: { source: string }, ...a: unknown[]): unknown {
+      ran.push(this.source.trim().split(/\s+/)[0] ?? '');
+      return run.apply(this, a);
+    };
+    try {
+      expect(await store.purgeExpiredTokens(new Date(), 5)).toBe(5);
+      expect(await store.purgeExpiredTokens(new Date(), 5)).toBe(2);
+      expect(ran.filter((w) => w === 'DELETE')).toEqual([]);
+      for (const hash of hashes) expect(await store.findToken(hash)).toBeNull();
+    } finally {
+      proto.run = run;
       await store.close();
     }
   });

@@ -1,4 +1,5 @@
 import { closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { classifyDatabaseError, DatabaseError, firstLine } from '../database-errors.js';
@@ -21,6 +22,7 @@ import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { auditQuerySql, NEWS_COLUMNS, SQL } from '../shared-sql.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { lookupPerTurn } from '../lookup-batch.js';
+import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { createSqliteWrites } from './group-commit.js';
 
 export interface SqliteStoreOptions {
@@ -45,6 +47,11 @@ export interface SqliteStoreOptions {
   readonly groupCommit?: boolean;
   /** Observes each group transaction after its commit, with how many writes it held. */
   readonly onGroupCommit?: (writes: number) => void;
+  /**
+   * Housekeeping's token purge on a thread of its own with its own connection (default true;
+   * a file only, purge-thread.ts); false runs it on this connection, on the event loop.
+   */
+  readonly purgeThread?: boolean;
   /**
    * How much of the file is read through a memory map (PRAGMA mmap_size; default 0, none). SQLite
    * caps it at its build's SQLITE_MAX_MMAP_SIZE (2 GiB for better-sqlite3).
@@ -130,6 +137,9 @@ export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id,
     (SELECT a.idle_timeout_seconds FROM applications a WHERE a.app_id = t.app_id) AS idle_timeout_seconds,
     EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
   FROM tokens t WHERE t.token_hash = ?`;
+const PURGE_EXPIRED_SQL = `DELETE FROM tokens WHERE token_hash IN
+  (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`;
+
 /** user_enabled and app_enabled in FIND_TOKEN_SQL's row: NULL when the row they come from is missing. */
 const FIND_TOKEN_USER_ENABLED = 11;
 const FIND_TOKEN_APP_ENABLED = 12;
@@ -242,7 +252,10 @@ export function openSqliteStore(options: SqliteStoreOptions): Store {
   }
 }
 
+const require = createRequire(import.meta.url);
+
 function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, inMemory: boolean): Store {
+  let purgeThread: PurgeThread | undefined;
   db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
   if (!inMemory) {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
@@ -333,8 +346,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
     syncNormal: db.prepare('PRAGMA synchronous = NORMAL'),
     syncFull: db.prepare('PRAGMA synchronous = FULL'),
-    purgeExpired: db.prepare(`DELETE FROM tokens WHERE token_hash IN
-      (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`),
+    purgeExpired: db.prepare(PURGE_EXPIRED_SQL),
     // Judged as evaluateToken judges a session (tokens.ts), for the active-tokens gauge.
     countActive: db.prepare(`SELECT COUNT(*) AS n FROM tokens t
       JOIN users u ON u.user_id = t.user_id AND u.enabled = 1
@@ -651,6 +663,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return Number((s.schemaVersion.get() as Row).version);
     },
     async close() {
+      await purgeThread?.close();
+      purgeThread = undefined;
       if (db.open) await writes.flush();
       if (db.open) db.close();
     },
@@ -750,6 +764,12 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return s.deleteExpired.run(ms(before)).changes;
     },
     async purgeExpiredTokens(before, limit) {
+      // A file: on the purge thread (purge-thread.ts), so neither the DELETE nor the checkpoint
+      // its commit may set off holds the event loop.
+      if (!inMemory && (options.purgeThread ?? true)) {
+        purgeThread ??= startPurgeThread({ path: options.path, sql: PURGE_EXPIRED_SQL, busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), driver: require.resolve('better-sqlite3') });
+        return purgeThread.purge(ms(before), Math.max(0, Math.trunc(limit)));
+      }
       // Committed without the fsync of synchronous = FULL: a purge lost to a power cut only
       // leaves rows the next run deletes, and the sync held the event loop ~3 ms per batch on
       // 10M tokens (bench/README.md). The next FULL commit (a token) syncs these frames too.
