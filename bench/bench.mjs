@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm run bench` (issue 9): svcapi-auth against its ceiling and against node-soap, side by side
+ * `npm run bench`: svcapi-auth against its ceiling and against node-soap, side by side
  * in one run on this machine. Not part of `npm test`.
  *
  * Servers (all started at the beginning; their start is timed up to the first answered ?WSDL):

@@ -32,9 +32,9 @@ export interface Config {
     readonly httpGet: boolean | readonly string[];
   };
   /**
-   * Password hashing capacity (issue 6): more concurrent work than this fails fast with "Server
+   * Password hashing capacity: more concurrent work than this fails fast with "Server
    * too busy". `nice`: the CPU priority of the threads that hash (Linux; 0 = as the process),
-   * so that logins hold back token checks less (issue 9, src/ops/hashing-priority.ts).
+   * so that logins hold back token checks less (src/ops/hashing-priority.ts).
    */
   readonly hashing: { readonly maxConcurrent: number; readonly maxQueued: number; readonly nice: number };
   /** IANA zone used to write DateTime offsets in WhatsNew, as the legacy server's local time did. */
@@ -85,7 +85,7 @@ export interface Config {
   /** The config file that was read (absolute path), if any. */
   readonly configFile: string | null;
   /**
-   * The old Authentication.asmx: lazy migration (issue 7) asks it about logins unknown here; url
+   * The old Authentication.asmx: lazy migration asks it about logins unknown here; url
    * null: off. The shadow and front modes (docs/cutover.md "Front and shadow") compare its
    * answers with ours, or let it answer.
    */
@@ -135,11 +135,11 @@ export interface Config {
       readonly cpuShare: number;
     };
   };
-  /** Brute-force protection of ValidateUser (issue 6; docs/security.md#brute-force-protection); `enabled: false` turns it off. */
+  /** Brute-force protection of ValidateUser (docs/security.md#brute-force-protection); `enabled: false` turns it off. */
   readonly bruteForce: ThrottlePolicy & { readonly enabled: boolean };
-  /** Audit trail (issue 6): events older than this many days are purged by housekeeping; 0 keeps them. */
+  /** Audit trail: events older than this many days are purged by housekeeping; 0 keeps them. */
   readonly audit: { readonly retentionDays: number };
-  /** HTTPS on the public listener (issue 6): PEM certificate chain and key files; both null: plain HTTP. */
+  /** HTTPS on the public listener: PEM certificate chain and key files; both null: plain HTTP. */
   readonly tls: { readonly certFile: string | null; readonly keyFile: string | null };
   /**
    * The compatibility profile (`--compat FILE`, SVCAPI_COMPAT, `compat.profile`;
@@ -365,7 +365,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const logLevel = (levelSource?.value.trim().toLowerCase() ?? 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(levelSource?.key ?? 'logLevel', `expected one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(levelSource?.value)}`);
 
-  // --- operations (issue 8): logs, proxies, management listener, shutdown, housekeeping ---
+  // --- operations: logs, proxies, management listener, shutdown, housekeeping ---
   const logPretty = boolean(pick(flags.logPretty, '--log-pretty', env, 'SVCAPI_LOG_PRETTY', fromFile('logPretty')), false);
   const logFileSource = pick(flags.logFile, '--log-file', env, 'SVCAPI_LOG_FILE', fromFile('logFile'));
   const logFile = logFileSource === undefined ? null : resolve(logFileSource.value.trim());
@@ -391,7 +391,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const housekeepingBatchBudgetMs = integer(pick(undefined, '', env, 'SVCAPI_HOUSEKEEPING_BATCH_BUDGET_MS', fromFile('housekeeping.batchBudgetMs')), 5, 0, 10_000);
   const tokenRetentionMs = integer(pick(undefined, '', env, 'SVCAPI_TOKEN_RETENTION_MS', fromFile('housekeeping.tokenRetentionMs')), 86_400_000, 0, 400 * 86_400_000);
 
-  // --- lazy migration from the legacy service (issue 7) ---
+  // --- lazy migration from the legacy service ---
   const legacySource = pick(undefined, '', env, 'SVCAPI_LEGACY_URL', fromFile('legacy.url'));
   const legacyUrl = legacySource?.value.trim() ?? null;
   if (legacyUrl !== null && !/^https?:$/.test(URL.canParse(legacyUrl) ? new URL(legacyUrl).protocol : '')) {
@@ -456,7 +456,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     cpuShare: fraction(pick(undefined, '', env, 'SVCAPI_LEGACY_SHADOW_CPU_SHARE', fromFile('legacy.shadow.cpuShare')), 0.03),
   };
 
-  // --- audit trail and TLS (issue 6) ---
+  // --- audit trail and TLS ---
   const auditRetentionDays = integer(pick(flags.auditRetentionDays, '--audit-retention-days', env, 'SVCAPI_AUDIT_RETENTION_DAYS', fromFile('audit.retentionDays')), 90, 0, 36_500);
   const tlsCertSource = pick(flags.tlsCert, '--tls-cert', env, 'SVCAPI_TLS_CERT', fromFile('tls.certFile'));
   const tlsKeySource = pick(flags.tlsKey, '--tls-key', env, 'SVCAPI_TLS_KEY', fromFile('tls.keyFile'));
@@ -466,7 +466,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   }
   const tls = { certFile: tlsCertSource?.value.trim() ?? null, keyFile: tlsKeySource?.value.trim() ?? null };
 
-  // --- brute-force protection (issue 6; docs/security.md#brute-force-protection) ---
+  // --- brute-force protection (docs/security.md#brute-force-protection) ---
   const bf = DEFAULT_THROTTLE_POLICY;
   const bfSetting = (variable: string, key: string, fallback: number, min: number, max: number): number =>
     integer(pick(undefined, '', env, variable, fromFile(`bruteForce.${key}`)), fallback, min, max);

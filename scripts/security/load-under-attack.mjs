@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Load check (issue 6): while 500 wrong passwords per second arrive, ValidateUserToken keeps its
+ * Load check: while 500 wrong passwords per second arrive, ValidateUserToken keeps its
  * p99 under 50 ms. Starts the built service on a temporary SQLite database; the flood comes from
  * ever-new source addresses (X-Forwarded-For through a trusted loopback proxy) with ever-new
  * logins, the worst case for the service: no throttle applies and every attempt asks for a hash.

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * Timing check for "no user enumeration" (issue 6): ValidateUser must take the same time
+ * Timing check for "no user enumeration": ValidateUser must take the same time
  * whatever made it fail. Starts the built service on a temporary SQLite database, then takes
  * `--samples` (default 200) timings of each failure class over HTTP POST, interleaved round
  * robin so drift in machine load hits every class alike, and compares the medians.

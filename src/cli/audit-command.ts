@@ -1,5 +1,5 @@
 /**
- * The audit trail on the command line (issue 6):
+ * The audit trail on the command line:
  *
  *   svcapi-auth audit [--login L] [--type T] [--app N] [--since D] [--until D] [--limit 100] [--before ID] [--json]
  *

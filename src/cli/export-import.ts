@@ -37,7 +37,7 @@ export function registerExportImport(program: Command, io: CliIo): void {
         }
         try {
           const exported = await exportData(store, lineWriter(file ?? io.stdout), new Date());
-          // Audit (issue 6): an export carries password hashes; who took one is recorded.
+          // Audit: an export carries password hashes; who took one is recorded.
           await recordCliAudit(store, io, { type: 'admin.export', detail: { output: options.output ?? 'stdout', counts: exported } });
           return exported;
         } finally {

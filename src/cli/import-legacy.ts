@@ -1,5 +1,5 @@
 /**
- * Commands of issue 7, migrating from the legacy system while keeping users' passwords:
+ * Commands migrating from the legacy system while keeping users' passwords:
  *
  *   svcapi-auth import membership <file.csv>  aspnet_Users + aspnet_Membership rows
  *   svcapi-auth import identity <file.csv>    AspNetUsers rows
@@ -186,7 +186,7 @@ interface CommonOptions {
 async function runImport(io: CliIo, source: ImportSource, file: string, options: CommonOptions, extra: ImportOptions, rows: AsyncIterable<CsvRow | JsonRow>): Promise<void> {
   const report = await withStore(io, options.db, async (store) => {
     const done = await importUsers({ store, hasher: createPasswordHasher() }, source, rows, { ...extra, appIds: options.app ?? [], dryRun: options.dryRun === true });
-    // Audit (issue 6): one summary event per import that wrote something (a dry run changes nothing).
+    // Audit: one summary event per import that wrote something (a dry run changes nothing).
     if (!done.dryRun) {
       const total = (pick: (c: FormatCounts) => number): number => Object.values(done.formats).reduce((n, c) => n + pick(c), 0);
       await recordCliAudit(store, io, {

@@ -1,5 +1,5 @@
 /**
- * Operator commands (issue 8):
+ * Operator commands:
  *   svcapi-auth config print [flags]      the effective configuration as JSON, secrets hidden
  *   svcapi-auth backup <file>             online backup of a SQLite database (PostgreSQL: pg_dump)
  *   svcapi-auth restore <file>            put a backup in place of the database, service stopped

@@ -42,7 +42,7 @@ function collectText(text: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), text];
 }
 
-/** Issue 6: servers whose ValidateUser IPAddress names the end user (checked by the admin service). */
+/** servers whose ValidateUser IPAddress names the end user (checked by the admin service). */
 const TRUSTED_CALLER_HELP = 'IP address or CIDR range of a server that logs its own users in: its IPAddress then counts as the end user\'s address for brute-force protection (repeat for several)';
 
 /** `--attr KEY=VALUE`, repeatable; the value may contain `=`. A key given twice is a usage error. */

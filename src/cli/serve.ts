@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext } from 'node:tls';
 import type { Config } from '../config.js';
 import { buildApp } from '../http/app.js';
-import { createAuthService } from '../domain/service.js';
+import { createAuthService } from '../domain/create-auth-service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
@@ -38,7 +38,7 @@ function urlHost(host: string, address: AddressInfo): string {
   return host;
 }
 
-/** The PEM files of --tls-cert / --tls-key (issue 6), read and checked once at start; undefined for plain HTTP. */
+/** The PEM files of --tls-cert / --tls-key, read and checked once at start; undefined for plain HTTP. */
 async function readTlsFiles(config: Config): Promise<{ cert: Buffer; key: Buffer } | undefined> {
   if (config.tls.certFile === null || config.tls.keyFile === null) return undefined;
   const read = (path: string, what: string): Promise<Buffer> => readFile(resolve(path)).catch((error: unknown) => {
@@ -146,7 +146,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       tokenCacheEntries: config.performance.tokenCacheEntries,
       newsCacheEntries: config.performance.newsCacheEntries,
       ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
-      // Brute-force protection (issue 6; docs/security.md#brute-force-protection).
+      // Brute-force protection (docs/security.md#brute-force-protection).
       ...(config.bruteForce.enabled && { throttle: config.bruteForce }),
       ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     });

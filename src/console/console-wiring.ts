@@ -11,7 +11,7 @@ import type { AuditRecorder } from '../domain/audit.js';
 import type { ThrottlePolicy } from '../domain/login-throttle.js';
 import { migrationReport } from '../domain/migration-report.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
-import { createAuthService } from '../domain/service.js';
+import { createAuthService } from '../domain/create-auth-service.js';
 import { compileNewsRow } from '../http/news-rows.js';
 import { DEFAULT_COMPAT_PROFILE, type NewsTableProfile } from '../contract/compat-profile.js';
 import type { Store } from '../store/store.js';

@@ -1,5 +1,5 @@
 /**
- * Token validation's memory (issue 9). One primary-key read per request was most of the cost of
+ * Token validation's memory. One primary-key read per request was most of the cost of
  * ValidateUserToken on SQLite, and the rows it reads change rarely. So rows are kept, and a
  * kept row is used only while it is provably the row the store would return now:
  *

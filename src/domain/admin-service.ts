@@ -38,7 +38,7 @@ export interface NewApplicationInput {
   readonly tokenLifetimeSeconds?: number;
   readonly idleTimeoutSeconds?: number | null;
   readonly defaultLanguage?: string;
-  /** Issue 6: servers whose IPAddress names the end user (addresses / CIDR ranges); default none. */
+  /** servers whose IPAddress names the end user (addresses / CIDR ranges); default none. */
   readonly trustedCallers?: readonly string[];
 }
 
@@ -132,7 +132,7 @@ export interface AdminServiceDeps {
   readonly store: Store;
   readonly hasher: PasswordHasher;
   readonly clock?: Clock;
-  /** Audit trail (issue 6): every change that succeeded is recorded here (never a password). */
+  /** Audit trail: every change that succeeded is recorded here (never a password). */
   readonly audit?: AuditRecorder;
   /** Who makes the changes, for the audit trail: `cli:<OS user>`... */
   readonly actor?: string;

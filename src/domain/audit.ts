@@ -1,5 +1,5 @@
 /**
- * The audit trail's vocabulary (issue 6): what an audit event is, how the domain's outcome
+ * The audit trail's vocabulary: what an audit event is, how the domain's outcome
  * events (auth-events.ts) and the operator's changes (admin-service.ts) become audit events,
  * and how text taken from a request is made safe to store and print.
  *

@@ -23,7 +23,7 @@ export const LOGIN_OUTCOMES = [
   'bad-ip',
   /** All checks passed, but a concurrent password change / disable / withdrawal won the race. */
   'changed-meanwhile',
-  /** Brute-force protection (issue 6) refused the attempt before the password was checked; judged first. */
+  /** Brute-force protection refused the attempt before the password was checked; judged first. */
   'throttled',
 ] as const;
 export type LoginOutcome = (typeof LOGIN_OUTCOMES)[number];

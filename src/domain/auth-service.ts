@@ -3,7 +3,7 @@
  * values out. Expected failures (bad password, unknown token...) are values, never exceptions;
  * an exception means a bug or a broken store and becomes a `soap:Server` fault.
  *
- * Implemented by `createAuthService()` (src/domain/service.ts) on top of a `Store`.
+ * Implemented by `createAuthService()` (src/domain/create-auth-service.ts) on top of a `Store`.
  */
 
 /** Who is calling: facts the HTTP layer knows about the request, for audit and address checks. */

@@ -1,5 +1,5 @@
 /**
- * Bounds password hashing so it cannot starve the service (issue 6): at most `maxConcurrent`
+ * Bounds password hashing so it cannot starve the service: at most `maxConcurrent`
  * hash operations run at once (each occupies a core on the libuv thread pool), at most
  * `maxQueued` wait, and anything beyond fails at once with ServerBusyError instead of growing
  * a queue. Token validation never hashes, so it never waits behind this.

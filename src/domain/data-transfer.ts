@@ -153,7 +153,7 @@ function sameSettings(a: Application, b: Application): boolean {
     && a.trustedCallers.join(',') === b.trustedCallers.join(',');
 }
 
-/** An application's trusted callers (issue 6); absent in exports made before them: none. */
+/** An application's trusted callers; absent in exports made before them: none. */
 function trustedCallersOf(record: Json): string[] {
   const v = record.trustedCallers;
   if (v === undefined || v === null) return [];

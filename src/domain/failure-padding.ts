@@ -1,5 +1,5 @@
 /**
- * Equal timing for every ValidateUser failure (issue 6, "No user enumeration"): whatever made a
+ * Equal timing for every ValidateUser failure ("No user enumeration"): whatever made a
  * login fail (unknown login, wrong password, disabled, throttled, not granted, bad IP, a password
  * too long to hash), the answer is not sent before the recent median duration of successful
  * logins has passed, so response time does not tell one failure from another, nor from a

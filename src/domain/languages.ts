@@ -5,7 +5,7 @@
 
 /**
  * Tags already canonicalised: Intl.getCanonicalLocales costs microseconds and WhatsNew asks for
- * up to three per request (issue 9). Clients send a handful of distinct tags; the map is emptied
+ * up to three per request. Clients send a handful of distinct tags; the map is emptied
  * whenever it fills, so arbitrary input cannot grow it.
  */
 const canonicalTags = new Map<string, string | null>();

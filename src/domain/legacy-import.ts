@@ -1,5 +1,5 @@
 /**
- * Importing users from a legacy system, keeping their passwords (issue 7). Three sources:
+ * Importing users from a legacy system, keeping their passwords. Three sources:
  *
  * - **membership**: rows of aspnet_Users + aspnet_Membership (UserName, Password, PasswordFormat,
  *   PasswordSalt, IsApproved, IsLockedOut, optional Applications). Hashed rows keep their hash
@@ -20,7 +20,7 @@
  *   password (`user passwd`) or, with legacy.url set, the old service vouches for the password
  *   at the first login (legacy-migration.ts). An empty password is never usable, whatever the
  *   format: a Hashed row holding the hash of "" imports with its hash, and the login refuses an
- *   empty password before any hash is consulted (service.ts), as ASP.NET Membership did.
+ *   empty password before any hash is consulted (create-auth-service.ts), as ASP.NET Membership did.
  * - Applications: the row's `Applications` column (`2;5`) plus every `--app`; a row with none,
  *   or naming an application that does not exist here, is skipped.
  * - **Idempotent**: a login already in the database is skipped as "exists" (logins compare

@@ -1,5 +1,5 @@
 /**
- * Lazy migration from the legacy service (issue 7, config `legacy.url`): while svcapi-auth runs
+ * Lazy migration from the legacy service (config `legacy.url`): while svcapi-auth runs
  * side by side with the old Authentication.asmx, a login that is unknown here, or whose stored
  * hash cannot be verified here (imported without a usable password, or in a format or cost this
  * service refuses), is checked once by the old service's own ValidateUser. When it answers with

@@ -1,5 +1,5 @@
 /**
- * Brute-force protection for ValidateUser (issue 6; docs/security.md#brute-force-protection).
+ * Brute-force protection for ValidateUser (docs/security.md#brute-force-protection).
  *
  * Before any password verification, ValidateUser reserves an attempt in the store
  * (ThrottleStore.reserveLoginAttempt: one atomic transaction, so parallel requests and other instances

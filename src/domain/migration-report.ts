@@ -1,5 +1,5 @@
 /**
- * `svcapi-auth users migration-report` (issue 7): how many users are on each password hash
+ * `svcapi-auth users migration-report`: how many users are on each password hash
  * format, read with the same code that verifies hashes, so the report says exactly what a login
  * would meet. Formats other than argon2id with the current parameters are upgraded on the
  * user's next successful login; "needs-reset", "invalid" and "unknown" never verify here.

@@ -1,5 +1,5 @@
 /**
- * WhatsNew's memory (issue 9). Reading and mapping every published row of an application on
+ * WhatsNew's memory. Reading and mapping every published row of an application on
  * every request cost most of a WhatsNew; the rows change rarely. So answers are kept, and a
  * kept answer is used only while it is provably the answer the store would give now:
  *

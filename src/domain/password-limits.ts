@@ -1,5 +1,5 @@
 /**
- * Longer passwords fail at login without being hashed (issue 6: nobody's password is this long,
+ * Longer passwords fail at login without being hashed (nobody's password is this long,
  * a denial-of-service attacker's is), so the operator tools refuse to set one either.
  */
 export const MAX_PASSWORD_BYTES = 1024;

@@ -1,5 +1,5 @@
 /**
- * The store's revisions (RevisionStore.revisions), read once for a whole turn of the event loop (issue 9).
+ * The store's revisions (RevisionStore.revisions), read once for a whole turn of the event loop.
  *
  * What the domain keeps in memory (access-cache.ts, news-cache.ts) is used only while the
  * revision it was read under is still the current one, so every request needs the current

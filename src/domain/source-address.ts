@@ -1,5 +1,5 @@
 /**
- * Whose address counts (issue 6). Brute-force counters are kept per "source": an IPv4 address as
+ * Whose address counts. Brute-force counters are kept per "source": an IPv4 address as
  * is, or the /64 prefix of an IPv6 address (one customer line or host usually holds a whole /64,
  * so counting single IPv6 addresses would hand an attacker 2^64 fresh sources). IPv4-mapped IPv6
  * (`::ffff:192.0.2.1`, what a dual-stack listener reports for IPv4 peers) counts as the IPv4.

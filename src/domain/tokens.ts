@@ -48,7 +48,7 @@ export function canonicalToken(input: string | null | undefined): string | null 
 /**
  * What the store keeps instead of the token: SHA-256 hex of its canonical text (UTF-8). Every
  * client request computes one, so the one-shot crypto.hash (Node 20.12+; the engines field asks
- * for 20.19) is used: about 0.3 µs against 0.8 µs for a createHash object (issue 9).
+ * for 20.19) is used: about 0.3 µs against 0.8 µs for a createHash object.
  */
 export function hashToken(canonical: string): string {
   return hash('sha256', canonical, 'hex');

@@ -7,13 +7,12 @@
  * failing binding's own shape. So there is one dispatch function, and nothing a framework would
  * add per request (routing tables, hooks, a reply object, a child logger) sits in front of it:
  * ValidateUserToken is on the path of every request a client application serves, and on this
- * machine a framework's request pipeline cost more CPU than the whole operation (issue 9;
- * bench/results/profile-latest.md).
+ * machine a framework's request pipeline cost more CPU than the whole operation
+ * (bench/results/profile-latest.md).
  */
 import { randomUUID } from 'node:crypto';
-import { createServer, type IncomingMessage, type ServerResponse, type Server as HttpServer } from 'node:http';
-import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
-import type { AddressInfo, Socket } from 'node:net';
+import type { IncomingMessage, ServerResponse, Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import type { TLSSocket } from 'node:tls';
 import proxyAddr from '@fastify/proxy-addr';
@@ -26,7 +25,6 @@ import type { RawAnswer } from '../compat/answer-compare.js';
 import { relayedHeaders, type LegacyMirror } from '../compat/shadow.js';
 import { compileContract, type CompiledContract, type CompiledOperation } from '../wire/compiled-contract.js';
 import { compileDisco } from '../wire/disco.js';
-import { httpSysErrorResponse } from '../wire/error-pages.js';
 import { compileHelpPage } from '../wire/help-page.js';
 import { bindHttpArgs, FormCollection, lookupHttpMethod, parseUrlEncoded, readFormBody } from '../wire/http-form.js';
 import { offersHttpGet, type HttpGetOption } from '../wire/http-get-option.js';
@@ -40,6 +38,7 @@ import type { WireError } from '../wire/wire-errors.js';
 import { createAccessLog } from '../ops/access-log.js';
 import { httpErrorResponse, pageResponse, soapErrorResponse, success, XML_CONTENT_TYPE, type WireResponse } from '../wire/wire-response.js';
 import { compileWsdl } from '../wire/wsdl.js';
+import { createAsmxServer } from './asmx-server.js';
 import { createOperationHandlers, type OperationHandler, type RequestFacts } from './operation-handlers.js';
 
 /** The part of the configuration the HTTP layer reads (src/config.ts `Config` satisfies it). */
@@ -47,7 +46,7 @@ export interface HttpAppConfig {
   readonly http: {
     readonly maxRequestBytes: number;
     readonly bodyTimeoutMs: number;
-    /** Operations offered over HTTP GET: all (default), none, or a list (issue 6: GET puts passwords in URLs). */
+    /** Operations offered over HTTP GET: all (default), none, or a list (GET puts passwords in URLs). */
     readonly httpGet?: HttpGetOption;
   };
   readonly timeZone: string;
@@ -82,7 +81,7 @@ export interface AppOptions {
   readonly onRequestDone?: (done: RequestDone) => void;
   /** True once shutdown has begun: responses then carry `Connection: close` so clients reconnect elsewhere. */
   readonly draining?: () => boolean;
-  /** Serve HTTPS (issue 6: --tls-cert / --tls-key): PEM certificate chain and key; TLS 1.2 or newer only. */
+  /** Serve HTTPS (--tls-cert / --tls-key): PEM certificate chain and key; TLS 1.2 or newer only. */
   readonly https?: { readonly cert: string | Buffer; readonly key: string | Buffer };
   /**
    * Shadow and front modes (src/compat/shadow.ts; docs/cutover.md): requests compared with the
@@ -515,59 +514,14 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
     run(call, path, NO_BODY);
   }
 
-  const bodyTimeoutMs = config.http.bodyTimeoutMs;
-  const serverOptions = {
-    // Node only enforces requestTimeout when headersTimeout is not longer, and checks every
-    // connectionsCheckingInterval: both follow the body timeout so a stalled body is cut off on time.
-    requestTimeout: bodyTimeoutMs,
-    headersTimeout: Math.min(bodyTimeoutMs, 60_000),
-    connectionsCheckingInterval: Math.max(100, Math.min(Math.floor(bodyTimeoutMs / 4), 30_000)),
-    // IIS sends no Keep-Alive header (README "HTTP framing"); Node writes one whenever a
-    // keep-alive timeout is set, so keep-alive idleness is bounded by the socket timeout instead.
-    keepAliveTimeout: 0,
-  };
-  const server: HttpServer | HttpsServer = options.https !== undefined
-    ? createHttpsServer({ ...serverOptions, cert: options.https.cert, key: options.https.key, minVersion: 'TLSv1.2' }, handle)
-    : createServer(serverOptions, handle);
-  server.keepAliveTimeout = 0;
-  // Idle and stalled connections are closed after 72 s without traffic.
-  server.setTimeout(72_000);
-  // Requests that cannot even be framed get http.sys's answer.
-  server.on('clientError', (error: Error & { code?: string }, socket: Socket) => {
-    if (error.code === 'ECONNRESET' || socket.destroyed) return;
-    if (socket.writable) {
-      socket.write(
-        error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-          ? httpSysErrorResponse(408, 'The request took too long to arrive.')
-          : error.code === 'HPE_HEADER_OVERFLOW'
-            ? httpSysErrorResponse(400, 'The size of the request headers is too long.')
-            : httpSysErrorResponse(400, 'The request is badly formed.'),
-      );
-    }
-    socket.destroy();
-  });
-
+  const listener = createAsmxServer(handle, { bodyTimeoutMs: config.http.bodyTimeoutMs, ...(options.https !== undefined && { https: options.https }) });
   return {
-    server,
-    listen({ host, port }) {
-      return new Promise<string>((resolve, reject) => {
-        const onError = (error: Error): void => reject(error);
-        server.once('error', onError);
-        server.listen({ host, port }, () => {
-          server.off('error', onError);
-          const address = server.address() as AddressInfo;
-          const shown = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-          resolve(`${options.https !== undefined ? 'https' : 'http'}://${shown}:${address.port}`);
-        });
-      });
-    },
+    server: listener.server,
+    listen: (address) => listener.listen(address),
     close() {
+      // From here on every answer asks its client to reconnect elsewhere (mustClose).
       closing = true;
-      return new Promise<void>((resolve) => {
-        if (!server.listening) return resolve();
-        server.close(() => resolve());
-        server.closeIdleConnections();
-      });
+      return listener.close();
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The audit trail's writer in `serve` (issue 6): every event is written to the log at once (level
+ * The audit trail's writer in `serve`: every event is written to the log at once (level
  * info, under an `audit` key) and appended to the database through a small in-process buffer, in
  * batches: every `flushIntervalMs` (100 ms) or as soon as `batchSize` (100) events wait. A request
  * never waits for the audit write.

@@ -1,5 +1,5 @@
 /**
- * Password hashing at a low CPU priority (issue 9: "during a ValidateUser flood,
+ * Password hashing at a low CPU priority ("during a ValidateUser flood,
  * ValidateUserToken p99 at most 2x its idle p99").
  *
  * argon2id runs on libuv's thread pool (the `argon2` package queues its work there), beside the

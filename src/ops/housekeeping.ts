@@ -66,7 +66,7 @@ export function tokenPurgeTask(store: Store, retentionMs: number, now: () => Dat
   };
 }
 
-/** Audit events (issue 6) older than `retentionDays` (audit.retentionDays), deleted oldest first. */
+/** Audit events older than `retentionDays` (audit.retentionDays), deleted oldest first. */
 export function auditPurgeTask(store: Pick<Store, 'purgeAudit'>, retentionDays: number, now: () => Date = () => new Date()): HousekeepingTask {
   return {
     name: 'audit',
@@ -75,7 +75,7 @@ export function auditPurgeTask(store: Pick<Store, 'purgeAudit'>, retentionDays: 
 }
 
 /**
- * Brute-force counters (issue 6) past their expiry, and known-good sources of logins whose last
+ * Brute-force counters past their expiry, and known-good sources of logins whose last
  * success there is older than `knownSourceDays`.
  */
 export function throttlePurgeTask(store: Pick<Store, 'purgeLoginThrottle'>, knownSourceDays: number, now: () => Date = () => new Date()): HousekeepingTask {

@@ -25,13 +25,13 @@ import { packageVersion } from './version.js';
 
 /** `audit` may be left out (tests): retention then defaults to 90 days. */
 export type OpsConfig = Pick<Config, 'management' | 'shutdown' | 'housekeeping'> & { readonly audit?: Config['audit'] }
-  // Brute-force counters (issue 6) are purged whenever they exist; known-good sources after knownSourceDays (default 30).
+  // Brute-force counters are purged whenever they exist; known-good sources after knownSourceDays (default 30).
   & { readonly bruteForce?: Pick<Config['bruteForce'], 'knownSourceDays'> };
 
 export interface OpsRuntime {
   readonly metrics: ServiceMetrics;
   readonly readiness: Readiness;
-  /** The audit trail (issue 6): log + buffered database writes; flushed by close(). */
+  /** The audit trail: log + buffered database writes; flushed by close(). */
   readonly audit: AuditTrail;
   /** Metrics and audit together, for createAuthService `events`. */
   readonly events: AuthEvents;

@@ -1,5 +1,5 @@
 /**
- * The brute-force counting rules (issue 6), as pure functions both store adapters apply inside
+ * The brute-force counting rules, as pure functions both store adapters apply inside
  * their write transactions, on counter rows they hold locked: the rules are written once, and no
  * two instances can both take the last slot. See docs/security.md#brute-force-protection.
  *

@@ -45,7 +45,7 @@ const numOrNull = (v: unknown): number | null => (isNull(v) ? null : Number(v));
  * Rows of this select are read as arrays (better-sqlite3 `.raw()`, node-postgres
  * `rowMode: 'array'`), in the order of TOKEN_COLUMNS, which toToken destructures in the same
  * order: building a keyed object per row costs better-sqlite3 about 1.5 µs, a quarter of the
- * whole lookup (issue 9).
+ * whole lookup.
  */
 const TOKEN_COLUMNS = `t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
     t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,

@@ -31,7 +31,7 @@ export interface Application {
   /** Canonical BCP 47 tag of the news language used when the caller's language has none. */
   readonly defaultLanguage: string;
   /**
-   * Issue 6: addresses / CIDR ranges (canonical, source-address.ts) of servers that log their
+   * addresses / CIDR ranges (canonical, source-address.ts) of servers that log their
    * own users in; from them, ValidateUser's IPAddress is the end user's address for brute-force
    * counting. Empty: none (IPAddress is only recorded).
    */
@@ -72,7 +72,7 @@ export interface NewUser {
   readonly lastLoginAt?: Date | null;
 }
 
-/** What insertSession checks; with `newPasswordHash`, the hash is also upgraded in the same transaction (issue 7). */
+/** What insertSession checks; with `newPasswordHash`, the hash is also upgraded in the same transaction. */
 export interface SessionExpectation {
   readonly passwordHash: string;
   /** Replaces `passwordHash` (same password, stronger or non-legacy format); tokens and other fields untouched. */
@@ -315,14 +315,14 @@ export interface AccountStore {
   /** Removes the grant and revokes the user's tokens for that application; false when there was none. */
   revokeApplication(userId: number, appId: number, now: Date): Promise<boolean>;
   /**
-   * Legacy lazy migration (issue 7): the old service vouched for this login and password. In one
+   * Legacy lazy migration: the old service vouched for this login and password. In one
    * transaction: with `expectedHash` null, creates the user (enabled, granted `appId`) unless the
    * login key exists; else replaces the hash of the user whose hash is still `expectedHash`
    * (other fields and tokens untouched) and adds the grant. Either way records the user as
    * migrated at `now`. The resulting user, or null when neither applied (raced).
    */
   migrateLegacyUser(input: LegacyMigrationInput): Promise<UserCredentials | null>;
-  /** Migration report (issue 7): users' hashes in ascending user id after `afterUserId`, at most `limit`. */
+  /** Migration report: users' hashes in ascending user id after `afterUserId`, at most `limit`. */
   listPasswordHashes(page: { readonly afterUserId: number; readonly limit: number }): Promise<readonly PasswordHashRow[]>;
 
   /**

@@ -1,5 +1,5 @@
 /**
- * Rendered DataTable results, remembered by identity (issue 9). WhatsNew hands the same frozen
+ * Rendered DataTable results, remembered by identity. WhatsNew hands the same frozen
  * table object for the same answer while the news are unchanged (src/domain/news-cache.ts), so
  * its XML (100 rows, dates formatted in the configured zone), and its UTF-8 bytes when asked
  * for, are produced once per binding instead of on every request.

@@ -96,7 +96,7 @@ export function messageChain(error: WireError, source: ErrorSource): readonly st
     case 'SOAP_MUST_UNDERSTAND':
       return [`SOAP header ${error.header} was not understood.`];
     case 'SERVER_TOO_BUSY':
-      // Password hashing is at capacity (issue 6); nothing else is wrong with the request.
+      // Password hashing is at capacity; nothing else is wrong with the request.
       return ['Server too busy'];
     case 'SERVER_ERROR':
       // customErrors On: never the exception's own text, which could carry internals.

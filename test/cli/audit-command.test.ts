@@ -1,5 +1,5 @@
 /**
- * `svcapi-auth audit` and the admin commands' audit events (issue 6): every change made with the
+ * `svcapi-auth audit` and the admin commands' audit events: every change made with the
  * CLI is recorded with the operator (cli:<OS user>), export / import as one summary event each.
  */
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough, Readable } from 'node:stream';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
 import { DEFAULT_THROTTLE_POLICY, loginThrottleKey, throttleLimits } from '../../src/domain/login-throttle.js';
@@ -113,7 +113,7 @@ describe('svcapi-auth CLI', () => {
       expect(list.out).toMatch(/^7\s+Portal 2\s+yes\s+no\s+8h\s+-\s+pt-BR\s+-\s+-$/m);
     });
 
-    it('sets, replaces and clears the trusted callers of an application (issue 6)', async () => {
+    it('sets, replaces and clears the trusted callers of an application', async () => {
       const add = await run(['app', 'add', '7', 'Portal', '--trusted-caller', '10.0.0.5', ...dbArgs]);
       expect(add.out).toContain('trusted callers 10.0.0.5)');
       const set = await run(['app', 'set', '7', '--trusted-caller', '10.1.0.0/16', '--trusted-caller', '2001:DB8::/48', '--trusted-caller', '10.1.0.0/16', ...dbArgs]);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAdminAccounts } from '../../src/domain/admin-accounts.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ctx } from '../support/domain-fakes.js';
 import { runCliCaptured as run } from '../support/run-cli.js';

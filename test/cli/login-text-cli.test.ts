@@ -10,7 +10,7 @@ import { Readable, Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { legacyLoginKey } from '../../src/domain/logins.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { createAuditTrail, loadLoginFingerprintKey } from '../../src/ops/audit-trail.js';
 import { openStore } from '../../src/store/open-store.js';
 import { counterRandom, ctx, fakeHasher } from '../support/domain-fakes.js';

@@ -37,7 +37,7 @@ describe('loadConfig', () => {
     });
   });
 
-  it('reads the brute-force settings from the environment, and checks them (issue 6)', () => {
+  it('reads the brute-force settings from the environment, and checks them', () => {
     const env = {
       SVCAPI_BRUTE_FORCE_ENABLED: 'off', SVCAPI_BRUTE_FORCE_WINDOW_MS: '60000', SVCAPI_BRUTE_FORCE_MAX_DELAY_MS: '120000',
       SVCAPI_BRUTE_FORCE_PAIR_MAX_ATTEMPTS: '3', SVCAPI_BRUTE_FORCE_PAIR_BASE_DELAY_MS: '1000', SVCAPI_BRUTE_FORCE_LOGIN_MAX_ATTEMPTS: '20',
@@ -85,7 +85,7 @@ describe('loadConfig', () => {
   });
 });
 
-describe('issue 6 settings', () => {
+describe('security settings', () => {
   it('reads the HttpGet switch and the hashing capacity', async () => {
     const { loadConfig } = await import('../../src/config.js');
     expect(loadConfig({ env: {} }).http.httpGet).toBe(true);
@@ -95,14 +95,14 @@ describe('issue 6 settings', () => {
     const c = loadConfig({ env: { SVCAPI_HASHING_MAX_CONCURRENT: '3', SVCAPI_HASHING_MAX_QUEUED: '10' } });
     expect(c.hashing).toEqual({ maxConcurrent: 3, maxQueued: 10, nice: 10 });
     expect(() => loadConfig({ env: { SVCAPI_HASHING_MAX_CONCURRENT: '0' } })).toThrow(/SVCAPI_HASHING_MAX_CONCURRENT/);
-    // Issue 9: the hashing threads' nice value, 0 (as the process) to 19 (the lowest priority).
+    // the hashing threads' nice value, 0 (as the process) to 19 (the lowest priority).
     expect(loadConfig({ env: { SVCAPI_HASHING_NICE: '0' } }).hashing.nice).toBe(0);
     expect(() => loadConfig({ env: { SVCAPI_HASHING_NICE: '20' } })).toThrow(/SVCAPI_HASHING_NICE/);
     expect(() => loadConfig({ env: { SVCAPI_HASHING_NICE: '-5' } })).toThrow(/SVCAPI_HASHING_NICE/);
   });
 });
 
-describe('audit trail and TLS settings (issue 6)', () => {
+describe('audit trail and TLS settings', () => {
   it('reads the audit retention from flag, environment or file, 0 keeping events forever', () => {
     expect(loadConfig({ env: { SVCAPI_AUDIT_RETENTION_DAYS: '30' } }).audit.retentionDays).toBe(30);
     expect(loadConfig({ env: { SVCAPI_AUDIT_RETENTION_DAYS: '30' }, flags: { auditRetentionDays: '0' } }).audit.retentionDays).toBe(0);

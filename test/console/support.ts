@@ -14,7 +14,7 @@ import { createAdminAccounts } from '../../src/domain/admin-accounts.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { buildApp, type AsmxApp } from '../../src/http/app.js';
 import { createOpsRuntime, type OpsRuntime } from '../../src/ops/runtime.js';
 import { openStore } from '../../src/store/open-store.js';

@@ -1,5 +1,5 @@
 /**
- * Token validation's memory (issue 9, src/domain/access-cache.ts and revision-gate.ts): every
+ * Token validation's memory (src/domain/access-cache.ts and revision-gate.ts): every
  * answer exactly what the store gives now, whoever revoked or disabled what, however time
  * passed; one read of the revisions per event-loop turn, never a read made before the request.
  */
@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { counterRandom, ctx, fakeHasher, HOUR, MINUTE } from '../support/domain-fakes.js';
 import { accessCacheDifferential, housekeepingBesideMemory, login, LOGINS, makeWorld, must, PORTAL, valid } from '../support/access-cache-world.js';
 

@@ -4,7 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import type { AuthService, ValidateUserInput } from '../../src/domain/auth-service.js';
 import { legacyLoginKey } from '../../src/domain/logins.js';
 import { openStore } from '../../src/store/open-store.js';

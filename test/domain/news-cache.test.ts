@@ -1,5 +1,5 @@
 /**
- * WhatsNew's memory (issue 9, src/domain/news-cache.ts): every answer exactly what the store
+ * WhatsNew's memory (src/domain/news-cache.ts): every answer exactly what the store
  * gives now, whoever changed the news and however time passed; the same frozen object while
  * nothing changed; members-only rows only for a session checked on that very call.
  */

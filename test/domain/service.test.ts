@@ -2,7 +2,7 @@ import { readFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAuthService, type AuthServiceDeps } from '../../src/domain/service.js';
+import { createAuthService, type AuthServiceDeps } from '../../src/domain/create-auth-service.js';
 import { createAdminService, type AdminService, type NewNewsInput } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import type { AuthService, ValidateUserInput } from '../../src/domain/auth-service.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { addressMatcher, attemptAddress, normalizeIp, parseAddressRange, sourceKey, UNKNOWN_SOURCE } from '../../src/domain/source-address.js';
 
-describe('brute-force sources (issue 6)', () => {
+describe('brute-force sources', () => {
   it('counts an IPv4 address as itself, also when written as IPv4-mapped IPv6', () => {
     expect(sourceKey('192.0.2.1')).toBe('192.0.2.1');
     expect(sourceKey('::ffff:192.0.2.1')).toBe('192.0.2.1');

@@ -18,7 +18,7 @@ describe.each(BINDINGS)('every operation over %s', (binding) => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    // Five failures of one login from one address, then its success: brute-force protection (issue 6; test/security) would refuse that.
+    // Five failures of one login from one address, then its success: brute-force protection (test/security) would refuse that.
     stack = await createTestStack({ timeZone: 'America/Sao_Paulo', throttle: false });
     const { admin } = stack;
     must(await admin.updateApplication(2, { loginUrl: 'https://gps.example/login?from=asmx' }));

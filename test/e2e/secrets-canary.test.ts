@@ -1,5 +1,5 @@
 /**
- * The canary (issue 6, "no secret ever leaves"): the built server (`node dist/cli/main.js serve`,
+ * The canary ("no secret ever leaves"): the built server (`node dist/cli/main.js serve`,
  * log level trace, stdout and stderr captured) is driven through every binding and the error
  * paths with a unique password, and with the tokens and tickets it hands out. Then the log
  * output, every fault and error answer, the metrics scraped from the management listener, the

@@ -66,14 +66,14 @@ const ADJUSTED_RESPONSES: Readonly<Record<string, { reason: string; status: numb
 /** Deliberate deviations from .NET: security decisions only, each with our exact answer. */
 export const DEVIATIONS: Readonly<Record<string, { reason: string; status: number; contentType: string; body: string }>> = {
   f_size_1mb_soap11: {
-    reason: 'Request limit defaults to 1 MiB (issue 2 §8), not .NET\'s 4 MiB: this 1,049,000-byte body is over it. With a 4 MiB limit it matches (tested below).',
+    reason: 'Request limit defaults to 1 MiB, not .NET\'s 4 MiB: this 1,049,000-byte body is over it. With a 4 MiB limit it matches (tested below).',
     status: 500,
     contentType: 'text/xml; charset=utf-8',
     body:
       '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:xsd="http://www.w3.org/2001/XMLSchema"><soap:Body><soap:Fault><faultcode>soap:Server</faultcode><faultstring>There was an exception running the extensions specified in the config file. ---&gt; Maximum request length exceeded.</faultstring><detail /></soap:Fault></soap:Body></soap:Envelope>',
   },
   f_size_1mb_post: {
-    reason: 'Request limit defaults to 1 MiB (issue 2 §8), not .NET\'s 4 MiB: this 1,048,624-byte body is over it. With a 4 MiB limit it matches (tested below).',
+    reason: 'Request limit defaults to 1 MiB, not .NET\'s 4 MiB: this 1,048,624-byte body is over it. With a 4 MiB limit it matches (tested below).',
     status: 500,
     contentType: 'text/plain; charset=utf-8',
     body: `Maximum request length exceeded.${CRLF}`,
@@ -84,7 +84,7 @@ export const DEVIATIONS: Readonly<Record<string, { reason: string; status: numbe
  * Deviations that apply to a kind of response rather than to one capture (security decisions).
  * - `no-store`: responses of the operations whose result can be a token or a login ticket
  *   (ValidateUser, ValidateUserJSON, GetUserLoginURL) are sent with `Cache-Control: no-store`,
- *   not `private, max-age=0`, so no cache along the way keeps a credential (issue 6; OWASP ASVS
+ *   not `private, max-age=0`, so no cache along the way keeps a credential (OWASP ASVS
  *   V14 / "sensitive data not cached"). It applies to their failures too, so headers never tell
  *   a success from a failure.
  */

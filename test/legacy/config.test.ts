@@ -1,4 +1,4 @@
-/** legacy.url / legacy.timeoutMs (issue 7): off by default, checked at start. */
+/** legacy.url / legacy.timeoutMs: off by default, checked at start. */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

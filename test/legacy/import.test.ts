@@ -1,6 +1,6 @@
 /**
  * `svcapi-auth import membership | identity | users`: every row decided by the documented
- * rules, idempotent, dry run writes nothing, report per format (issue 7).
+ * rules, idempotent, dry run writes nothing, report per format.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

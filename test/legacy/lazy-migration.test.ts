@@ -1,5 +1,5 @@
 /**
- * Lazy migration (issue 7): a second svcapi-auth instance stands in for the legacy
+ * Lazy migration: a second svcapi-auth instance stands in for the legacy
  * Authentication.asmx (it speaks the same contract). Logins unknown to the new service, or
  * whose hash it cannot verify, are checked once by the old one; everything else never reaches it.
  */

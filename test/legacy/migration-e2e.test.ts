@@ -1,5 +1,5 @@
 /**
- * End to end (issue 7): a Membership export and an Identity export are imported with the
+ * End to end: a Membership export and an Identity export are imported with the
  * command line into the database of a running service; their users log in over SOAP with their
  * old passwords, their hashes are upgraded to argon2id in place (nothing else about them
  * changes, earlier tokens keep working), and the old passwords keep working afterwards.

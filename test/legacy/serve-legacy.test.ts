@@ -1,5 +1,5 @@
 /**
- * `svcapi-auth serve` with SVCAPI_LEGACY_URL (issue 7): the configured service asks the old one
+ * `svcapi-auth serve` with SVCAPI_LEGACY_URL: the configured service asks the old one
  * (here another svcapi-auth instance) about a login it does not know, and upgrades imported
  * legacy hashes on login: the wiring of serve.ts, not only the domain.
  */

@@ -1,4 +1,4 @@
-/** Helpers shared by the legacy-migration tests (issue 7). */
+/** Helpers shared by the legacy-migration tests. */
 import { readFileSync } from 'node:fs';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
 import { runCliCaptured, type RunResult } from '../support/run-cli.js';

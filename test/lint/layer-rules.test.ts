@@ -26,19 +26,19 @@ async function layerErrors(filePath: string, importLine: string): Promise<string
 
 // [file, import line] pairs that break a layer rule.
 const WRONG: [string, string][] = [
-  ['src/domain/service.ts', "import { x } from '../http/app.js';"],
-  ['src/domain/service.ts', "import type { x } from '../http/app.js';"],
-  ['src/domain/service.ts', "import { x } from '../wire/soap-request.js';"],
-  ['src/domain/service.ts', "import { x } from '../cli/main.js';"],
-  ['src/domain/service.ts', "import { x } from '../ops/metrics.js';"],
-  ['src/domain/service.ts', "import { x } from '../store/store.js';"], // the port: types only
-  ['src/domain/service.ts', "import { x } from '../store/sqlite/sqlite-store.js';"],
-  ['src/domain/service.ts', "import type { x } from '../store/postgres/postgres-store.js';"],
-  ['src/domain/service.ts', "import { x } from '../store/open-store.js';"],
-  ['src/domain/service.ts', "import x from 'pg';"],
-  ['src/domain/service.ts', "import x from 'better-sqlite3';"],
-  ['src/domain/service.ts', "import { x } from 'node:http';"],
-  ['src/domain/service.ts', "export { x } from '../http/app.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../http/app.js';"],
+  ['src/domain/create-auth-service.ts', "import type { x } from '../http/app.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../wire/soap-request.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../cli/main.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../ops/metrics.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../store/store.js';"], // the port: types only
+  ['src/domain/create-auth-service.ts', "import { x } from '../store/sqlite/sqlite-store.js';"],
+  ['src/domain/create-auth-service.ts', "import type { x } from '../store/postgres/postgres-store.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../store/open-store.js';"],
+  ['src/domain/create-auth-service.ts', "import x from 'pg';"],
+  ['src/domain/create-auth-service.ts', "import x from 'better-sqlite3';"],
+  ['src/domain/create-auth-service.ts', "import { x } from 'node:http';"],
+  ['src/domain/create-auth-service.ts', "export { x } from '../http/app.js';"],
   ['src/domain/legacy-hashes/bcrypt.ts', "import { x } from '../../wire/xml-reader.js';"],
   ['src/contract/operations.ts', "import { x } from '../wire/wsdl.js';"],
   ['src/contract/operations.ts', "import { x } from '../domain/tokens.js';"],
@@ -66,10 +66,10 @@ const WRONG: [string, string][] = [
 
 // Imports the layers make today (or may make): they must stay clean.
 const RIGHT: [string, string][] = [
-  ['src/domain/service.ts', "import type { x } from '../store/store.js';"],
-  ['src/domain/service.ts', "import { x } from '../contract/operations.js';"],
-  ['src/domain/service.ts', "import { x } from './tokens.js';"],
-  ['src/domain/service.ts', "import { x } from 'node:crypto';"],
+  ['src/domain/create-auth-service.ts', "import type { x } from '../store/store.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from '../contract/operations.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from './tokens.js';"],
+  ['src/domain/create-auth-service.ts', "import { x } from 'node:crypto';"],
   ['src/domain/login-throttle.ts', "import { x } from '../store/login-throttle-rules.js';"],
   ['src/domain/legacy-hashes/bcrypt.ts', "import { x } from '../password-limits.js';"],
   ['src/domain/legacy-hashes/bcrypt.ts', "import { x } from '../../contract/operations.js';"],
@@ -102,7 +102,7 @@ describe('layer rules (eslint.config.js)', () => {
   });
 
   it('names what the layer may import', async () => {
-    const [message] = await layerErrors('src/domain/service.ts', "import { x } from '../http/app.js';");
+    const [message] = await layerErrors('src/domain/create-auth-service.ts', "import { x } from '../http/app.js';");
     expect(message).toContain('src/domain may import only contract/ freely, domain/ freely');
     expect(message).toContain('store/store.js types');
   });

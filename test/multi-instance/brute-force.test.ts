@@ -1,5 +1,5 @@
 /**
- * Brute-force protection across instances (issue 6): two server processes on one PostgreSQL
+ * Brute-force protection across instances: two server processes on one PostgreSQL
  * database share their counters, so a distributed guesser is held to the documented per-login
  * ceiling however it spreads its guesses. Sources are simulated through a trusted proxy
  * (127.0.0.1, --trusted-proxies) and X-Forwarded-For, over real sockets.

@@ -1,5 +1,5 @@
 /**
- * Issue 9: servers keep WhatsNew answers in memory, yet news written by another process (the
+ * servers keep WhatsNew answers in memory, yet news written by another process (the
  * CLI) or through another instance's database connection show on the very next request.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -34,7 +34,7 @@ async function addNews(db: string, title: string): Promise<number> {
   return Number(/Added news (\d+)/.exec(added.output)?.[1]);
 }
 
-describe('WhatsNew across processes (issue 9)', () => {
+describe('WhatsNew across processes', () => {
   it('SQLite: a server answering from memory shows what the CLI adds and removes, on the next request', async () => {
     requireDist();
     const db = `sqlite:${join(dir, 'news.db')}`;

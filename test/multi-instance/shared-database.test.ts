@@ -21,7 +21,7 @@ afterAll(async () => {
   if (pgAdmin !== null) await dropSchemas(schemas);
 });
 
-describe('a server on SQLite and the CLI in another process (issue 9)', () => {
+describe('a server on SQLite and the CLI in another process', () => {
   it('a token the server keeps in memory stops working on the very next request after the CLI disables, withdraws or revokes', async () => {
     requireDist();
     const db = `sqlite:${join(dir, 'auth.db')}`;
@@ -80,7 +80,7 @@ describe.skipIf(pgAdmin === null)('two instances on one PostgreSQL database', ()
       soapResult(i % 2 === 0 ? a.origin : b.origin, 'ValidateUserToken', { token: ticket ?? '' })));
     expect(attempts.filter((r) => r === true)).toHaveLength(1);
 
-    // Both keep the token's row in memory (issue 9), yet a revocation through the CLI, another
+    // Both keep the token's row in memory, yet a revocation through the CLI, another
     // process, holds on the very next request to either.
     const revoked = await runCliProcess(['token', 'revoke', '--user', 'alice', '--db', db]);
     expect(revoked.status, revoked.output).toBe(0);

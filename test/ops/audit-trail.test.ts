@@ -1,5 +1,5 @@
 /**
- * The audit trail (issue 6): the domain's outcomes and the operator's changes become audit
+ * The audit trail: the domain's outcomes and the operator's changes become audit
  * events, written to the log at once and to the database in batches, never holding up a
  * request, bounded when the database is down, flushed on close, purged after the retention.
  */
@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { authAuditEvents, escapeAuditText, loginFingerprint, toAuditEvent, tokenFingerprint, type AuditInput } from '../../src/domain/audit.js';
 import { combineAuthEvents } from '../../src/domain/auth-events.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { createAuditTrail, loadLoginFingerprintKey, type AuditTrail } from '../../src/ops/audit-trail.js';
 import { auditPurgeTask } from '../../src/ops/housekeeping.js';
 import { createLogger } from '../../src/ops/logger.js';

@@ -1,5 +1,5 @@
 /**
- * Password hashing at a low CPU priority (issue 9, src/ops/hashing-priority.ts): the threads that
+ * Password hashing at a low CPU priority (src/ops/hashing-priority.ts): the threads that
  * run argon2id get the nice value, and only they. Checked where it counts: an argon2id hash run
  * afterwards spends its CPU on a thread with the lowered priority, the event loop keeps its own,
  * and the real server does this at start.

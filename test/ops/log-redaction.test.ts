@@ -11,7 +11,7 @@ import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { buildApp } from '../../src/http/app.js';
 import { injectable } from '../support/inject.js';
 import { createLogger } from '../../src/ops/logger.js';

@@ -1,6 +1,6 @@
 /**
  * The management listener: /health/live, /health/ready (and what makes it 503), /metrics with
- * every metric family of issue 8, driven by real requests on the public listener.
+ * every metric family, driven by real requests on the public listener.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +9,7 @@ import type { AsmxApp } from '../../src/http/app.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher, type PasswordHasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { buildApp } from '../../src/http/app.js';
 import { createMetrics, hashFormat, requestOutcome } from '../../src/ops/metrics.js';
 import { createReadiness } from '../../src/ops/readiness.js';
@@ -180,7 +180,7 @@ describe('management listener', () => {
     expect(sample(metrics, 'svcapi_auth_token_validations_total', { result: 'invalid', kind: 'ticket' })).toBe(1);
     expect(sample(metrics, 'svcapi_auth_token_validations_total', { result: 'valid', kind: 'session' })).toBe(1);
     expect(sample(metrics, 'svcapi_auth_token_validations_total', { result: 'invalid', kind: 'unknown' })).toBe(1);
-    // Brute-force protection (issue 6): nothing here comes near a limit (test/security/brute-force.test.ts trips them).
+    // Brute-force protection: nothing here comes near a limit (test/security/brute-force.test.ts trips them).
     expect(logins('throttled')).toBe(0);
     for (const scope of ['pair', 'login', 'source']) expect(sample(metrics, 'svcapi_auth_throttle_trips_total', { scope })).toBe(0);
     expect(metrics).toMatch(/# HELP svcapi_auth_throttle_trips_total ValidateUser calls refused by brute-force protection/);

@@ -1,5 +1,5 @@
 /**
- * Helpers for the operations tests (issue 8): run the CLI in-process with captured output, and
+ * Helpers for the operations tests: run the CLI in-process with captured output, and
  * spawn the built binary (dist/, built by test/global-setup.ts) as a real server process.
  */
 import { spawn, type ChildProcess } from 'node:child_process';

@@ -1,5 +1,5 @@
 /**
- * HTTPS without a proxy (issue 6): `serve --tls-cert --tls-key` serves the public listener over
+ * HTTPS without a proxy: `serve --tls-cert --tls-key` serves the public listener over
  * TLS 1.2 or newer with the given PEM files; the printed URLs and the WSDL's address are https.
  * Runs the built server with a self-signed certificate made by openssl.
  */

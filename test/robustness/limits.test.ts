@@ -1,5 +1,5 @@
 /**
- * Issue 2 §8 limits, against a real socket (startApp listens on 127.0.0.1): the request size
+ * The request limits, against a real socket (startApp listens on 127.0.0.1): the request size
  * limit (ASMX's "Maximum request length exceeded."), a huge announced body that is never sent,
  * slow / stalled bodies (the body timeout), and many stalled clients at once. inject() cannot
  * show any of this: it hands the app the whole body at once and has no connection to close.

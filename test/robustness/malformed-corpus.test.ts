@@ -1,6 +1,6 @@
 /**
- * Issue 2 "Done when": malformed input never crashes and is always answered in the ASMX shape;
- * issue 2 §8: no entity is ever expanded, no external resource read, deep or huge documents
+ * Malformed input never crashes and is always answered in the ASMX shape;
+ * no entity is ever expanded, no external resource read, deep or huge documents
  * cost bounded work. A generated corpus (corpus.ts; seeded, so every failure reproduces by name)
  * goes through app.inject() and every answer is checked against shape.ts, plus the exact
  * answer where ASMX's is known.
@@ -79,7 +79,7 @@ describe('malformed-input corpus through app.inject()', () => {
   let stack: TestStack;
 
   beforeAll(async () => {
-    // Hundreds of failed ValidateUser calls from one address, then a login: brute-force protection (issue 6; test/security) would refuse it.
+    // Hundreds of failed ValidateUser calls from one address, then a login: brute-force protection (test/security) would refuse it.
     stack = await createTestStack({ timeZone: 'UTC', throttle: false });
     await seedReference(stack.admin);
   });

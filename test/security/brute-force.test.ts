@@ -1,5 +1,5 @@
 /**
- * Brute-force protection (issue 6; docs/security.md#brute-force-protection), in one process: the domain's
+ * Brute-force protection (docs/security.md#brute-force-protection), in one process: the domain's
  * use of the store's counters (fast fake hasher, fake clock), and the HTTP app with the real
  * argon2id hasher, counting the verifications that really run. The two-instance test on
  * PostgreSQL is test/multi-instance/brute-force.test.ts.
@@ -11,7 +11,7 @@ import { createAdminService } from '../../src/domain/admin-service.js';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
 import { DEFAULT_THROTTLE_POLICY, loginThrottleKey, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import type { PasswordHasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { exportData, importData } from '../../src/domain/data-transfer.js';
 import { createFailurePadding } from '../../src/domain/failure-padding.js';
 import { ServerBusyError } from '../../src/domain/server-busy-error.js';

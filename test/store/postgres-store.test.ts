@@ -179,7 +179,7 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       }
     });
 
-    it('grants brute-force reservations within the limits across two pools under concurrent attempts (issue 6)', async () => {
+    it('grants brute-force reservations within the limits across two pools under concurrent attempts', async () => {
       const { url } = freshUrl();
       const a = await openStore(url);
       const b = await openStore(url);
@@ -218,7 +218,7 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       }
     });
 
-    it('moves the news revision on INSERT, UPDATE, DELETE and TRUNCATE by another connection with another search_path (issue 9)', async () => {
+    it('moves the news revision on INSERT, UPDATE, DELETE and TRUNCATE by another connection with another search_path', async () => {
       const { url, schema } = freshUrl();
       const store = await openStore(url);
       try {
@@ -246,7 +246,7 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       }
     });
 
-    it('moves the access revision at commit, by another connection with another search_path, TRUNCATE included (issue 9)', async () => {
+    it('moves the access revision at commit, by another connection with another search_path, TRUNCATE included', async () => {
       const { url, schema } = freshUrl();
       const store = await openStore(url);
       try {
@@ -290,7 +290,7 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       }
     });
 
-    it('reads a snapshot whose revision names exactly the rows it holds, while another pool writes (issue 9)', async () => {
+    it('reads a snapshot whose revision names exactly the rows it holds, while another pool writes', async () => {
       const { url } = freshUrl();
       const a = await openStore(url);
       const b = await openStore(url);

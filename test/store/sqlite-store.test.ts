@@ -252,7 +252,7 @@ describe('SQLite adapter specifics', () => {
   });
 });
 
-describe('SQLite access revision (issue 9)', () => {
+describe('SQLite access revision', () => {
   it('moves when another connection revokes, disables or deletes by raw SQL, and not when it only uses a token', async () => {
     const path = freshFile();
     const store = await openStore(`sqlite:${path}`);
@@ -291,7 +291,7 @@ describe('SQLite access revision (issue 9)', () => {
   });
 });
 
-describe('SQLite news revision (issue 9)', () => {
+describe('SQLite news revision', () => {
   it('moves on INSERT, UPDATE and DELETE of news by raw SQL from another connection, and the store sees it at once', async () => {
     const path = freshFile();
     const store = await openStore(`sqlite:${path}`);
@@ -325,7 +325,7 @@ describe('SQLite news revision (issue 9)', () => {
   });
 });
 
-describe('SQLite brute-force counters (issue 6)', () => {
+describe('SQLite brute-force counters', () => {
   it('are shared by two connections to the same file: neither can take a slot the other took', async () => {
     const path = freshFile();
     const a = await openStore(`sqlite:${path}`);

@@ -76,7 +76,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.getApplication(99)).toBeNull();
       });
 
-      it('stores trusted callers (issue 6), none by default, and replaces them with a patch', async () => {
+      it('stores trusted callers, none by default, and replaces them with a patch', async () => {
         expect((await store.getApplication(2))?.trustedCallers).toEqual([]);
         await store.insertApplication(app(7, { trustedCallers: ['10.0.0.5', '10.1.0.0/16', '2001:db8::/48'] }));
         expect((await store.getApplication(7))?.trustedCallers).toEqual(['10.0.0.5', '10.1.0.0/16', '2001:db8::/48']);
@@ -332,7 +332,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         await expect(store.importToken({ ...legacy, tokenHash: newHash(), origin: 'theirs' as 'legacy' })).rejects.toThrow();
       });
 
-      it('moves the access revision on every write that can end a session, to a value never seen before, and not on issuing or using tokens (issue 9)', async () => {
+      it('moves the access revision on every write that can end a session, to a value never seen before, and not on issuing or using tokens', async () => {
         const access = async (): Promise<number> => (await store.revisions()).access;
         const seen = [await access()];
         expect(Number.isSafeInteger(seen[0])).toBe(true);
@@ -580,7 +580,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.getNews(n.newsId)).toBeNull();
       });
 
-      it('moves the news revision on every news write, to a value never seen before, and not on other writes (issue 9)', async () => {
+      it('moves the news revision on every news write, to a value never seen before, and not on other writes', async () => {
         const seen = [(await store.revisions()).news];
         expect(Number.isSafeInteger(seen[0])).toBe(true);
         // At least the clock in microseconds: a restored or re-created database cannot repeat an old value.
@@ -607,7 +607,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect((await store.revisions()).news).toBe(unchanged); // reading does not move it
       });
 
-      it('gives a snapshot: the published rows, the revision they were read at, and when they next change (issue 9)', async () => {
+      it('gives a snapshot: the published rows, the revision they were read at, and when they next change', async () => {
         await store.insertApplication(app(7));
         const now = at(10 * HOUR);
         await store.insertNews({ ...base, publishedAt: at(1 * HOUR) });
@@ -765,7 +765,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
-    describe('legacy migration (issue 7)', () => {
+    describe('legacy migration', () => {
       it('a session upgrades the hash in the same transaction, keeping tokens and other fields', async () => {
         const alice = await addUser('alice', [2], 'legacy');
         const a = await addSession(alice);
@@ -811,7 +811,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
-    describe('audit trail (issue 6)', () => {
+    describe('audit trail', () => {
       const event = (overrides: Partial<NewAuditEvent> = {}): NewAuditEvent => ({
         at: T0, type: 'login.failure', reason: 'bad-password', requestId: 'req-1', appId: 2, login: 'alice',
         sourceIp: '192.0.2.1', claimedIp: '198.51.100.7', tokenFp: null, detail: null, ...overrides,
@@ -924,7 +924,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       });
     });
 
-    describe('brute-force counters (issue 6)', () => {
+    describe('brute-force counters', () => {
       const MIN = 60_000;
       const limits: ThrottleLimits = {
         windowMs: 15 * MIN, maxDelayMs: 15 * MIN, pairMaxAttempts: 5, pairBaseDelayMs: 30_000,

@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { LegacyTokenPassthrough } from '../../src/domain/legacy-token-passthrough.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { counterRandom, ctx, fakeClock, fakeHasher, HOUR, MINUTE, seededRandom, type FakeClock } from './domain-fakes.js';

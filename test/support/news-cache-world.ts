@@ -7,7 +7,7 @@
 import { expect } from 'vitest';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import type { AuthService, WhatsNewInput } from '../../src/domain/auth-service.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import { counterRandom, ctx, fakeClock, fakeHasher, MINUTE, seededRandom, type FakeClock } from './domain-fakes.js';

@@ -17,7 +17,7 @@ import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_THROTTLE_POLICY, type ThrottlePolicy } from '../../src/domain/login-throttle.js';
 import type { PasswordHasher } from '../../src/domain/password-hasher.js';
 import type { LegacyTokenPassthrough } from '../../src/domain/legacy-token-passthrough.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
 import type { HttpGetOption } from '../../src/wire/http-get-option.js';
@@ -48,7 +48,7 @@ export interface StackOptions {
    */
   readonly legacy?: LegacyAuthenticator | LegacyGuard;
   readonly legacyRules?: LegacyAnswerRules;
-  /** Brute-force protection (issue 6): the defaults (as `serve` has them) unless given; false turns it off. */
+  /** Brute-force protection: the defaults (as `serve` has them) unless given; false turns it off. */
   readonly throttle?: ThrottlePolicy | false;
   /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
   readonly hasher?: PasswordHasher;

@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
-import { createAuthService } from '../../src/domain/service.js';
+import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { hashToken } from '../../src/domain/tokens.js';
 import { openStore } from '../../src/store/open-store.js';
 import { ctx } from '../support/domain-fakes.js';

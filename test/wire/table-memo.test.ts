@@ -1,4 +1,4 @@
-/** Rendered DataTables remembered by identity of a frozen table (issue 9, src/wire/table-memo.ts). */
+/** Rendered DataTables remembered by identity of a frozen table (src/wire/table-memo.ts). */
 import { describe, expect, it } from 'vitest';
 import { compileContract } from '../../src/wire/compiled-contract.js';
 import type { Row } from '../../src/wire/datatable.js';

@@ -116,7 +116,7 @@ const lockPreconditions = (userLock: 'NO KEY UPDATE' | 'SHARE'): string => `SELE
 const INSERT_TOKEN_SQL = `INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
 
-// --- audit trail (issue 6) ---
+// --- audit trail ---
 
 /** Events per INSERT statement (10 parameters each, far below PostgreSQL's 65535). */
 const AUDIT_CHUNK = 500;
@@ -365,7 +365,7 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     idleTimeoutSeconds: 'idle_timeout_seconds', defaultLanguage: 'default_language', trustedCallers: 'trusted_callers',
   };
 
-  // --- brute-force counters (issue 6): the three rows locked in one global order, decided by
+  // --- brute-force counters: the three rows locked in one global order, decided by
   // login-throttle-rules.ts, written back, committed. A row that does not exist yet is inserted
   // (as an expired, empty counter) by the same statement that locks it, so a first attempt races
   // nobody; `inserted` (xmax = 0: no earlier version) says which, to remove them again on a refusal.
@@ -624,7 +624,7 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     async deleteExpiredTokens(before) {
       return (await q(null, 'DELETE FROM tokens WHERE expires_at < $1', [before])).rowCount ?? 0;
     },
-    // Housekeeping and metrics (issue 8); the same semantics as the SQLite adapter, same contract tests.
+    // Housekeeping and metrics; the same semantics as the SQLite adapter, same contract tests.
     async purgeExpiredTokens(before, limit) {
       return (await q(null, `DELETE FROM tokens WHERE token_hash IN
         (SELECT token_hash FROM tokens WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,

@@ -81,7 +81,7 @@ const { toApplication, toUser, toNews, toToken, toListedToken, toAudit } = creat
   date,
   idList: (v) => (v === null || v === undefined || v === '' ? [] : String(v).split(',').map(Number)),
   stringList: (v) => {
-    // applications.trusted_callers: a JSON array of strings (issue 6).
+    // applications.trusted_callers: a JSON array of strings.
     if (typeof v !== 'string') return [];
     try {
       const parsed: unknown = JSON.parse(v);
@@ -144,7 +144,7 @@ const PURGE_EXPIRED_SQL = `DELETE FROM tokens WHERE token_hash IN
 const FIND_TOKEN_USER_ENABLED = 11;
 const FIND_TOKEN_APP_ENABLED = 12;
 
-// --- audit trail (issue 6) ---
+// --- audit trail ---
 
 
 /**
@@ -273,7 +273,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   // the cache, and the map took findToken from 9 to 2.4 µs of system CPU per lookup (a fleet
   // check in the server: 58 -> 53 µs, as a mapped page is parsed again at every use). Mapped
   // pages are the kernel's page cache, shared and reclaimable: they count in RssFile, not in
-  // RssAnon (a 256 MiB map had looked like +150 MB of RSS in issue 9, when RSS was read whole).
+  // RssAnon (a 256 MiB map had looked like +150 MB of RSS once, when RSS was read whole).
   // The cost: an I/O error on a mapped page is a SIGBUS rather than an error code.
   if (!inMemory) {
     db.pragma('cache_size = -16384');
@@ -453,7 +453,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     shadow.prune.run(keep);
   });
 
-  // --- brute-force counters (issue 6): read, decide (login-throttle-rules.ts) and write in one IMMEDIATE transaction ---
+  // --- brute-force counters: read, decide (login-throttle-rules.ts) and write in one IMMEDIATE transaction ---
   const throttle = {
     get: db.prepare(SQL.counter.sqlite),
     put: db.prepare(`INSERT INTO throttle_counters (key, count, window_start, blocked_until, inflight, inflight_until, expires_at)

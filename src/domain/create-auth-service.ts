@@ -56,13 +56,13 @@ export interface AuthServiceDeps {
   /** Equal timing of failures (failure-padding.ts); one per service by default. */
   readonly padding?: FailurePadding;
   /**
-   * Brute-force protection (issue 6; login-throttle.ts, config `bruteForce`): counters in the
+   * Brute-force protection (login-throttle.ts, config `bruteForce`): counters in the
    * store, a slot reserved before every password verification. Absent: no throttling (serve
    * always passes the configured policy).
    */
   readonly throttle?: ThrottlePolicy;
   /**
-   * Issue 9: WhatsNew answers kept in memory (news-cache.ts), per kind of entry at most this many
+   * WhatsNew answers kept in memory (news-cache.ts), per kind of entry at most this many
    * (default 1000); 0 reads the store on every call.
    */
   readonly newsCacheEntries?: number;
@@ -72,7 +72,7 @@ export interface AuthServiceDeps {
    */
   readonly maxNews?: number;
   /**
-   * Issue 9: session tokens kept in memory (access-cache.ts), at most this many (default 50,000);
+   * session tokens kept in memory (access-cache.ts), at most this many (default 50,000);
    * 0 reads the store on every call.
    */
   readonly tokenCacheEntries?: number;
@@ -159,7 +159,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       // the key it had before, so a user created earlier logs in; otherwise it names nobody and
       // gets the ordinary failure.
       let user = login === '' ? null : await findUserByLogin(store, login);
-      // Brute-force protection (issue 6): no verification without a slot reserved in the store,
+      // Brute-force protection: no verification without a slot reserved in the store,
       // counted under the end user's address when a trusted caller of the application names it.
       const attemptFrom = attemptAddress(ctx.sourceIp, input.ipAddress, app?.trustedCallers ?? []);
       const reservation = throttle === null ? null : await throttle.reserve(login, attemptFrom);
@@ -203,7 +203,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       }
 
       const refuse = async (outcome: LoginOutcome): Promise<ValidateUserOutcome> => {
-        if (reservation?.granted === true) await throttle?.failed(login, attemptFrom); // counts for the pair (issue 6)
+        if (reservation?.granted === true) await throttle?.failed(login, attemptFrom); // counts for the pair
         const who = user === null ? { unknownLogin: input.login } : { login: user.login };
         events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx, ...who, claimedIp: input.ipAddress, ...(throttled !== null && { throttledBy: throttled }) });
         await padding.pad(started);
@@ -235,7 +235,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       }, { passwordHash: user.passwordHash, ...(newPasswordHash !== null && { newPasswordHash }) });
       // Refused when the user was disabled or the password changed while we were verifying.
       if (!stored) return refuse('changed-meanwhile');
-      await throttle?.succeeded(login, attemptFrom); // forgets the pair's failures (issue 6)
+      await throttle?.succeeded(login, attemptFrom); // forgets the pair's failures
       const tokenFp = tokenFingerprint(tokenHash); // audit trail: never the token itself
       events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx, login: user.login, claimedIp: input.ipAddress, tokenFp });
       events.tokenIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp });
