@@ -35,7 +35,7 @@ export function ratio(a, b) {
 }
 
 export function fmtRatio(r) {
-  return r === null ? '–' : `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}×`;
+  return r === null || r === undefined || !Number.isFinite(r) ? '–' : `${r >= 10 ? r.toFixed(1) : r.toFixed(2)}×`;
 }
 
 export function timestamp(d = new Date()) {
