@@ -74,9 +74,19 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
     minLength: buffered ? MIN_LENGTH : 0,
     ...(options.file !== null && { mkdir: true, append: true }),
   });
+  // Each (re)open listens once for its outcome and removes the other listener, so SIGHUP after
+  // SIGHUP (logrotate, daily) leaves no listener behind.
   const opened = (): Promise<void> => new Promise((resolve, reject) => {
-    boom.once('ready', () => resolve());
-    boom.once('error', reject);
+    const onReady = (): void => {
+      boom.off('error', onError);
+      resolve();
+    };
+    const onError = (error: Error): void => {
+      boom.off('ready', onReady);
+      reject(error);
+    };
+    boom.once('ready', onReady);
+    boom.once('error', onError);
   });
   let ready = options.file === null || !buffered ? Promise.resolve() : opened();
   ready.catch(() => undefined); // surfaced when awaited
