@@ -1,12 +1,9 @@
-import type { AuthService, CallerContext, NewsItem, TokenCheck, TokenCheckOptions, ValidateUserInput, ValidateUserOutcome, WhatsNewInput } from './auth-service.js';
+import type { AuthService, CallerContext, NewsItem, TokenCheck, TokenCheckOptions, WhatsNewInput } from './auth-service.js';
 import type { Store, TokenRecord } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
 import { cryptoRandomSource, type RandomSource } from './random-source.js';
-import { canonicalToken, evaluateToken, hashToken, initialExpiry, newTokenString } from './tokens.js';
-import { findUserByLogin } from './logins.js';
-import { opaqueString } from './precis.js';
-import { isValidIpAddress } from './ip-address.js';
+import { canonicalToken, evaluateToken, hashToken, newTokenString } from './tokens.js';
 import { languageCandidates } from './languages.js';
 import { MAX_NEWS, newsLimit } from './news-selection.js';
 import { createNewsCache, NO_NEWS } from './news-cache.js';
@@ -18,13 +15,11 @@ import { DEFAULT_COMPAT_PROFILE, type LoginUrlProfile } from '../contract/compat
 import { createLegacyMigration } from './legacy-migration.js';
 import type { LegacyGuard } from './legacy-guard.js';
 import type { LegacyTokenPassthrough } from './legacy-token-passthrough.js';
-import { combineAuthEvents, type AuthEvents, type LoginOutcome } from './auth-events.js';
+import { combineAuthEvents, type AuthEvents } from './auth-events.js';
 import { tokenFingerprint } from './audit.js';
 import { createFailurePadding, type FailurePadding } from './failure-padding.js';
-import { passwordTooLong } from './password-limits.js';
 import { createLoginThrottle, type ThrottlePolicy } from './login-throttle.js';
-import { attemptAddress } from './source-address.js';
-
+import { createValidateUser } from './validate-user.js';
 
 export interface AuthServiceDeps {
   readonly store: Store;
@@ -78,7 +73,6 @@ export interface AuthServiceDeps {
   readonly tokenCacheEntries?: number;
 }
 
-const FAILED: ValidateUserOutcome = Object.freeze({ ok: false });
 const INVALID: TokenCheck = Object.freeze({ valid: false });
 
 /** `unknown`: the store has no such token (only such a token may be one of the old service's). */
@@ -112,19 +106,6 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const news = createNewsCache({ store, clock, revisions, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
   const access = createAccessCache({ store, revisions, now: () => clock.now().getTime(), ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }) });
 
-  // An unknown login must cost one real verification too, or response time would tell which
-  // logins exist. The dummy hash is computed once, from a password nobody knows.
-  const dummyHash = hasher.hash(newTokenString(cryptoRandomSource));
-  dummyHash.catch(() => undefined); // surfaced when awaited, not as an unhandled rejection
-  // Until the first real success, failures are padded to one verification's cost, measured here.
-  void dummyHash
-    .then(async (hash) => {
-      const t = padding.now();
-      await hasher.verify(hash, 'calibration');
-      if (padding.targetMs() === 0) padding.recordSuccess(padding.now() - t);
-    })
-    .catch(() => undefined);
-
   /** A live session token (never a ticket), with its use recorded for sliding expiry. */
   async function checkSession(token: string | null): Promise<SessionCheck> {
     const canonical = canonicalToken(token);
@@ -148,101 +129,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   }
 
   return {
-    async validateUser(input: ValidateUserInput, ctx: CallerContext): Promise<ValidateUserOutcome> {
-      // Every path below does the same work (two lookups, one hash verification) and every
-      // failure is the same value, padded to the same duration, so neither the answer nor its
-      // timing says why it failed.
-      const started = padding.now();
-      const app = Number.isSafeInteger(input.appId) ? await store.getApplication(input.appId) : null;
-      const login = input.login ?? '';
-      // PRECIS UsernameCaseMapped (logins.ts): a login the profile refuses is still looked up under
-      // the key it had before, so a user created earlier logs in; otherwise it names nobody and
-      // gets the ordinary failure.
-      let user = login === '' ? null : await findUserByLogin(store, login);
-      // Brute-force protection: no verification without a slot reserved in the store,
-      // counted under the end user's address when a trusted caller of the application names it.
-      const attemptFrom = attemptAddress(ctx.sourceIp, input.ipAddress, app?.trustedCallers ?? []);
-      const reservation = throttle === null ? null : await throttle.reserve(login, attemptFrom);
-      const throttled = reservation !== null && !reservation.granted ? reservation.refusedBy : null;
-      // A verification that cannot run (server too busy) gives its slot back and counts as nothing.
-      const verify = (hash: string, password: string): Promise<boolean> => hasher.verify(hash, password).catch(async (error: unknown) => {
-        if (reservation?.granted === true) await throttle?.released(login, attemptFrom).catch(() => undefined);
-        throw error;
-      });
-      // An empty or missing password is never a password, whatever the stored format: ASP.NET
-      // Membership's ValidateUser refuses it before looking at the hash (SecUtility.ValidateParameter
-      // with checkIfEmpty), so no legacy user ever logged in with one, and the import sends a Clear
-      // row with an empty password to "needs reset" by the same rule. The dummy hash is verified
-      // instead (it never matches), so the refusal costs what any other failure costs.
-      const noPassword = input.password === null || input.password === '';
-      const hashToCheck = (noPassword ? null : user?.passwordHash) ?? await dummyHash;
-      const tooLong = input.password !== null && passwordTooLong(input.password);
-      // PRECIS OpaqueString (RFC 8265): passwords are hashed in their prepared form (NFC, non-ASCII
-      // spaces as U+0020). A hash made before that was of the text as sent, so when the prepared
-      // form differs and does not match, the text as sent is tried too and, if it matches, the
-      // hash is redone from the prepared form. Both tries depend only on the input, never on
-      // whether the user exists (the dummy hash gets them too).
-      const prepared = input.password === null ? null : opaqueString(input.password);
-      const candidates = input.password === null ? [''] : prepared?.ok === true && prepared.value !== input.password ? [prepared.value, input.password] : [prepared?.ok === true ? prepared.value : input.password];
-      let matchedRaw = false;
-      let passwordMatches = false;
-      if (!tooLong && throttled === null) {
-        for (const [i, candidate] of candidates.entries()) {
-          if (await verify(hashToCheck, candidate)) {
-            [passwordMatches, matchedRaw] = [true, i > 0];
-            break;
-          }
-        }
-      }
-      if (!passwordMatches && !tooLong && throttled === null && legacy !== null && app !== null && input.password !== null && !noPassword && login !== '') {
-        // Unknown here, or a hash this service cannot check: the old service may vouch for it once.
-        const migrated = await legacy.attempt({ login, password: input.password, app, ipAddress: input.ipAddress }, user);
-        // What asking the old service costs becomes what every failure costs (failure-padding.ts).
-        if (migrated.asked) padding.recordLegacyCall(padding.now() - started);
-        if (migrated.user !== null) [user, passwordMatches] = [migrated.user, true];
-      }
-
-      const refuse = async (outcome: LoginOutcome): Promise<ValidateUserOutcome> => {
-        if (reservation?.granted === true) await throttle?.failed(login, attemptFrom); // counts for the pair
-        const who = user === null ? { unknownLogin: input.login } : { login: user.login };
-        events.loginOutcome({ outcome, appId: input.appId, userId: user?.userId ?? null, ctx, ...who, claimedIp: input.ipAddress, ...(throttled !== null && { throttledBy: throttled }) });
-        await padding.pad(started);
-        return FAILED;
-      };
-      if (throttled !== null) return refuse('throttled');
-      if (app === null) return refuse('unknown-app');
-      if (user === null) return refuse('unknown-user');
-      if (input.password === null || !passwordMatches) return refuse('bad-password');
-      if (!app.enabled) return refuse('app-disabled');
-      if (!user.enabled) return refuse('user-disabled');
-      if (!user.appIds.includes(app.appId)) return refuse('not-granted');
-      if (app.requireIp && !isValidIpAddress(input.ipAddress)) return refuse('bad-ip');
-
-      // A legacy or weaker hash becomes argon2id in the token's own transaction (nothing else changes).
-      // So is a hash of a password as sent that the prepared form did not match (see above).
-      const newPasswordHash = matchedRaw || hasher.needsRehash(user.passwordHash) ? await hasher.hash(prepared?.ok === true ? prepared.value : input.password) : null;
-      const { text: token, hash: tokenHash } = issue();
-      const issuedAt = clock.now();
-      const expiry = initialExpiry(issuedAt, app.tokenLifetimeSeconds, app.idleTimeoutSeconds);
-      const stored = await store.insertSession({
-        tokenHash,
-        userId: user.userId,
-        appId: app.appId,
-        clientIp: isValidIpAddress(input.ipAddress) ? input.ipAddress : null,
-        sourceIp: ctx.sourceIp === '' ? null : ctx.sourceIp,
-        issuedAt,
-        expiresAt: expiry.absolute,
-      }, { passwordHash: user.passwordHash, ...(newPasswordHash !== null && { newPasswordHash }) });
-      // Refused when the user was disabled or the password changed while we were verifying.
-      if (!stored) return refuse('changed-meanwhile');
-      await throttle?.succeeded(login, attemptFrom); // forgets the pair's failures
-      const tokenFp = tokenFingerprint(tokenHash); // audit trail: never the token itself
-      events.loginOutcome({ outcome: 'success', appId: app.appId, userId: user.userId, ctx, login: user.login, claimedIp: input.ipAddress, tokenFp });
-      events.tokenIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp });
-      padding.recordSuccess(padding.now() - started);
-
-      return { ok: true, token, expiresAt: expiry.effective, login: user.login };
-    },
+    validateUser: createValidateUser({ store, hasher, clock, events, padding, throttle, legacy, issue }),
 
     async validateUserToken(token: string | null, ctx: CallerContext, options?: TokenCheckOptions): Promise<TokenCheck> {
       const canonical = canonicalToken(token);

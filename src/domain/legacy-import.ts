@@ -20,7 +20,7 @@
  *   password (`user passwd`) or, with legacy.url set, the old service vouches for the password
  *   at the first login (legacy-migration.ts). An empty password is never usable, whatever the
  *   format: a Hashed row holding the hash of "" imports with its hash, and the login refuses an
- *   empty password before any hash is consulted (create-auth-service.ts), as ASP.NET Membership did.
+ *   empty password before any hash is consulted (validate-user.ts), as ASP.NET Membership did.
  * - Applications: the row's `Applications` column (`2;5`) plus every `--app`; a row with none,
  *   or naming an application that does not exist here, is skipped.
  * - **Idempotent**: a login already in the database is skipped as "exists" (logins compare
