@@ -114,12 +114,12 @@ export default tseslint.config(
     typesFrom: ['store/store.js'],
   }),
   layer('src/ops', ['src/ops/**/*.ts'], { may: EDGE }),
-  layer('src/config.ts', ['src/config.ts'], {
+  layer('src/config', ['src/config/**/*.ts'], {
     // bounded-hasher and login-throttle: the defaults of their settings live beside the code.
-    may: ['contract/', 'config-file.js', 'compat-profile-file.js', 'store/database-url.js', 'domain/bounded-hasher.js', 'domain/login-throttle.js'],
-    root: true,
+    may: ['contract/', 'config/', 'compat-profile-file.js', 'store/database-url.js', 'domain/bounded-hasher.js', 'domain/login-throttle.js'],
   }),
-  layer('src/config-file.ts', ['src/config-file.ts'], { may: [], root: true }),
+  // The file layer reads a file and knows nothing of the settings in it.
+  layer('src/config/config-file.ts', ['src/config/config-file.ts'], { may: [] }),
   layer('src/compat-profile-file.ts', ['src/compat-profile-file.ts'], {
     // The profile file is checked with the same cell writers and token forms that will use it.
     may: ['contract/', 'wire/datatable-values.js', 'domain/token-form.js'],

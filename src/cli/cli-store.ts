@@ -6,7 +6,9 @@
  * missing one, so a mistyped --db does not leave an empty database (and its directories) behind.
  */
 import { Option } from 'commander';
-import { ConfigError, DEFAULT_DATABASE_URL, loadConfig, type Config, type ConfigFlags } from '../config.js';
+import { DEFAULT_DATABASE_URL, type Config, type ConfigFlags } from '../config/config.js';
+import { ConfigError } from '../config/config-error.js';
+import { loadConfig } from '../config/load-config.js';
 import { classifyDatabaseError, DatabaseError, firstLine, type DatabaseProblem } from '../store/database-errors.js';
 import { openStore, redactDatabaseUrl, type OpenStoreOptions } from '../store/open-store.js';
 import type { Store } from '../store/store.js';
@@ -61,7 +63,7 @@ export async function withExistingStore<T>(databaseUrl: string, fn: (store: Stor
 /** `--db <url>`, the same option on every command that uses the database. */
 export const dbOption = (): Option => new Option('--db <url>', `database URL (env DATABASE_URL; default ${DEFAULT_DATABASE_URL})`);
 
-/** The configuration a command runs with (defaults < file < environment < flags, config.ts); a bad one is a usage error. */
+/** The configuration a command runs with (defaults < file < environment < flags, config/load-config.ts); a bad one is a usage error. */
 export function cliConfig(io: CliIo, flags: ConfigFlags): Config {
   try {
     return loadConfig({ flags, env: io.env });

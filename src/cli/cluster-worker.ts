@@ -3,7 +3,7 @@
  * Waits for its configuration from the primary, then runs the ordinary `serve` path; stops
  * gracefully when the primary asks, or when the primary is gone.
  */
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { ClusterMessage } from './cluster.js';
 import { serve } from './serve.js';
 

@@ -13,7 +13,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { openCliStore } from './cli-store.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { serve } from './serve.js';

@@ -13,7 +13,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { createTokenAdopter, TOKEN_ADOPTION_RESULTS, type TokenAdoptionResult } from '../domain/legacy-token-adoption.js';
 import { createLegacyTokenPassthrough, LEGACY_TOKEN_CHECK_RESULTS, type LegacyTokenCheckResult, type LegacyTokenPassthrough } from '../domain/legacy-token-passthrough.js';

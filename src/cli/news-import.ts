@@ -18,7 +18,7 @@ import { pipeline } from 'node:stream';
 import { parse } from 'csv-parse';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { NewsTableProfile } from '../contract/compat-profile.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { canonicalLanguage } from '../domain/languages.js';
 import type { NewsFacts } from '../contract/compat-profile.js';
 import { emptyNewsImportReport, importNewsFacts, type NewsImportReport } from '../domain/news-import.js';

@@ -10,7 +10,7 @@ import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSyn
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { Option, type Command } from 'commander';
-import type { Config, ConfigFlags } from '../config.js';
+import type { Config, ConfigFlags } from '../config/config.js';
 import { parseDatabaseUrl } from '../store/open-store.js';
 import { LATEST_SCHEMA_VERSION } from '../store/migrations/store-migrations.js';
 import { DatabaseError } from '../store/database-errors.js';

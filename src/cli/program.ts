@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { createAdminService, type AdminResult, type AdminService } from '../domain/admin-service.js';
 import { createArgon2Hasher } from '../domain/password-hasher.js';
 import type { LoginThrottleReport } from '../domain/login-throttle.js';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { createSecureContext } from 'node:tls';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import { buildApp } from '../http/app.js';
 import { createAuthService } from '../domain/create-auth-service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';

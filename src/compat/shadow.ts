@@ -40,7 +40,7 @@ export type FrontOutcome = 'forwarded' | 'unavailable';
 /** Operations that change state in the old service: ValidateUser(JSON) issue a token, GetUserLoginURL a ticket. */
 export const STATEFUL_OPERATIONS: readonly string[] = ['ValidateUser', 'ValidateUserJSON', 'GetUserLoginURL'];
 
-/** The configuration's `legacy` settings these modes read (src/config.ts). */
+/** The configuration's `legacy` settings these modes read (src/config/legacy-settings.ts). */
 export interface MirrorSettings {
   readonly url: string;
   readonly timeoutMs: number;

@@ -7,7 +7,7 @@
  *
  * The old ValidateUserToken says only true or false; its ValidateUserTokenJSON says what the
  * operator's compatibility profile lays out (`json.validateUserToken.success`). Adoption is on
- * only when that layout has a `login` and an `expiresAt` member (config.ts refuses otherwise),
+ * only when that layout has a `login` and an `expiresAt` member (config/legacy-settings.ts refuses otherwise),
  * and an answer is believed only when it is that layout exactly, read here by a pure function:
  * the same keys in the same order (no more, none twice), every constant equal, `valid` / `success`
  * true, `login` a non-empty string, `expiresAt` a date in the profile's `dates` form, `appId` (when

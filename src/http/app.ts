@@ -41,7 +41,7 @@ import { compileWsdl } from '../wire/wsdl.js';
 import { createAsmxServer } from './asmx-server.js';
 import { createOperationHandlers, type OperationHandler, type RequestFacts } from './operation-handlers.js';
 
-/** The part of the configuration the HTTP layer reads (src/config.ts `Config` satisfies it). */
+/** The part of the configuration the HTTP layer reads (src/config/config.ts `Config` satisfies it). */
 export interface HttpAppConfig {
   readonly http: {
     readonly maxRequestBytes: number;

@@ -15,7 +15,7 @@
 import type { IncomingMessage } from 'node:http';
 import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 import pretty from 'pino-pretty';
-import type { LogLevel } from '../config.js';
+import type { LogLevel } from '../config/config.js';
 
 export const REDACTED = '[redacted]';
 

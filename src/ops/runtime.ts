@@ -11,7 +11,7 @@
  */
 import type { AsmxApp } from '../http/app.js';
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
+import type { Config } from '../config/config.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import { combineAuthEvents, type AuthEvents } from '../domain/auth-events.js';
 import type { Store } from '../store/store.js';

@@ -1,5 +1,5 @@
 /**
- * Database URLs: read and redacted, without loading either adapter. config.ts validates the URL at
+ * Database URLs: read and redacted, without loading either adapter. config/load-config.ts validates the URL at
  * start-up through this file, so reading the configuration does not pull in pg or better-sqlite3.
  */
 import { resolve } from 'node:path';

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { compatProfileFromJson, parseTokenFormName, readCompatProfile, tokenFormName } from '../../src/compat-profile-file.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
 
 describe('compatibility profile file', () => {

@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 import { redactUrl } from '../../src/cli/ops-commands.js';
 import { run } from '../ops/support.js';
 

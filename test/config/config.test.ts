@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
-import { ConfigError, loadConfig } from '../../src/config.js';
+import { ConfigError } from '../../src/config/config-error.js';
+import { loadConfig } from '../../src/config/load-config.js';
 
 describe('loadConfig', () => {
   it('has the documented defaults', () => {
@@ -87,7 +88,7 @@ describe('loadConfig', () => {
 
 describe('security settings', () => {
   it('reads the HttpGet switch and the hashing capacity', async () => {
-    const { loadConfig } = await import('../../src/config.js');
+    const { loadConfig } = await import('../../src/config/load-config.js');
     expect(loadConfig({ env: {} }).http.httpGet).toBe(true);
     expect(loadConfig({ env: { SVCAPI_HTTP_GET: 'off' } }).http.httpGet).toBe(false);
     expect(loadConfig({ env: { SVCAPI_HTTP_GET: 'ValidateUserToken, WhatsNew' } }).http.httpGet).toEqual(['ValidateUserToken', 'WhatsNew']);

@@ -58,10 +58,13 @@ const WRONG: [string, string][] = [
   ['src/compat/shadow.ts', "import { x } from '../cli/compat-commands.js';"],
   ['src/compat/shadow.ts', "import { x } from '../http/app.js';"],
   ['src/legacy/soap-transport.ts', "import { x } from '../cli/main.js';"],
-  ['src/config.ts', "import { x } from './store/open-store.js';"],
-  ['src/config.ts', "import { x } from './cli/main.js';"],
-  ['src/config.ts', "import { x } from './http/app.js';"],
-  ['src/config-file.ts', "import { x } from './contract/operations.js';"],
+  ['src/config/load-config.ts', "import { x } from '../store/open-store.js';"],
+  ['src/config/load-config.ts', "import { x } from '../cli/main.js';"],
+  ['src/config/load-config.ts', "import { x } from '../http/app.js';"],
+  ['src/config/legacy-settings.ts', "import { x } from '../legacy/soap-transport.js';"],
+  ['src/config/setting-values.ts', "import { x } from '../domain/tokens.js';"],
+  ['src/config/config-file.ts', "import { x } from '../contract/operations.js';"],
+  ['src/config/config-file.ts', "import { x } from '../config/setting-values.js';"],
 ];
 
 // Imports the layers make today (or may make): they must stay clean.
@@ -82,12 +85,14 @@ const RIGHT: [string, string][] = [
   ['src/http/app.ts', "import { x } from '../compat/shadow.js';"],
   ['src/http/app.ts', "import { x } from '../ops/access-log.js';"],
   ['src/console/console-wiring.ts', "import { x } from '../http/news-rows.js';"],
-  ['src/ops/runtime.ts', "import type { x } from '../config.js';"],
+  ['src/ops/runtime.ts', "import type { x } from '../config/config.js';"],
   ['src/cli/serve.ts', "import { x } from '../store/open-store.js';"],
   ['src/cli/serve.ts', "import { x } from './program.js';"],
-  ['src/config.ts', "import { x } from './store/database-url.js';"],
-  ['src/config.ts', "import { x } from './contract/operations.js';"],
-  ['src/config.ts', "import { x } from './config-file.js';"],
+  ['src/config/load-config.ts', "import { x } from '../store/database-url.js';"],
+  ['src/config/load-config.ts', "import { x } from '../domain/login-throttle.js';"],
+  ['src/config/load-config.ts', "import { x } from '../compat-profile-file.js';"],
+  ['src/config/legacy-settings.ts', "import { x } from '../contract/operations.js';"],
+  ['src/config/load-config.ts', "import { x } from './config-file.js';"],
 ];
 
 describe('layer rules (eslint.config.js)', () => {
