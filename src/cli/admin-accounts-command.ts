@@ -5,16 +5,11 @@
 import { Option, type Command } from 'commander';
 import { ADMIN_ROLES, createAdminAccounts, isAdminRole, type AdminAccounts } from '../domain/admin-accounts.js';
 import { createArgon2Hasher } from '../domain/password-hasher.js';
-import type { AdminResult } from '../domain/admin-service.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { withStore } from './cli-store.js';
 import { readPassword } from './read-password.js';
 import { cliActor, storeAuditRecorder } from './audit-command.js';
-
-function unwrap<T>(result: AdminResult<T>): T {
-  if (!result.ok) throw new CliError(result.message);
-  return result.value;
-}
+import { unwrap } from './with-admin.js';
 
 async function withAccounts<T>(io: CliIo, db: string | undefined, fn: (accounts: AdminAccounts) => Promise<T>): Promise<T> {
   return withStore(io, db, (store, config) => fn(createAdminAccounts({

@@ -15,7 +15,7 @@ import { loadLoginFingerprintKey } from '../ops/audit-trail.js';
 import type { AuditQuery, AuditRecord, Store } from '../store/store.js';
 import type { CliIo } from './cli-io.js';
 import { dbOption, withStore } from './cli-store.js';
-import { parseCliDate } from './dates.js';
+import { dateArg } from './dates.js';
 
 /** Who runs this command, for the audit trail: `cli:<OS user>`, or `cli` when the OS will not say. */
 export function cliActor(): string {
@@ -44,13 +44,6 @@ export function storeAuditRecorder(store: Pick<Store, 'appendAudit'>, io: CliIo)
 /** Records one admin event with the operator as actor (summary events of export / import). */
 export async function recordCliAudit(store: Pick<Store, 'appendAudit'>, io: CliIo, input: Parameters<AuditRecorder>[0]): Promise<void> {
   await storeAuditRecorder(store, io)({ ...input, detail: { actor: cliActor(), ...input.detail } });
-}
-
-function dateArg(text: string): Date {
-  // ISO 8601: "2025-03-01" (UTC midnight), "2025-03-01T09:00" (local time), "2025-03-01T09:00:00Z", "...+01:00".
-  const parsed = parseCliDate(text);
-  if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
-  return parsed.date;
 }
 
 function positiveArg(max: number): (text: string) => number {

@@ -5,6 +5,7 @@
  * `T24:00` the next day), so every field is checked first: a date that does not exist is refused,
  * never moved.
  */
+import { InvalidArgumentError } from 'commander';
 
 export type CliDate = { readonly ok: true; readonly date: Date } | { readonly ok: false; readonly message: string };
 
@@ -32,4 +33,11 @@ export function parseCliDate(text: string): CliDate {
   const date = new Date(trimmed);
   if (Number.isNaN(date.getTime())) return { ok: false, message: EXPECTED };
   return { ok: true, date };
+}
+
+/** parseCliDate for commander: a date that does not parse is a usage error. */
+export function dateArg(text: string): Date {
+  const parsed = parseCliDate(text);
+  if (!parsed.ok) throw new InvalidArgumentError(parsed.message);
+  return parsed.date;
 }

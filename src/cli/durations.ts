@@ -2,6 +2,8 @@
  * Durations on the command line: `90` or `90s` (seconds), `30m`, `24h`, `7d`, or combined
  * (`1h30m`). Returns whole seconds, or null when the text is not a duration.
  */
+import { InvalidArgumentError } from 'commander';
+
 export function parseDuration(text: string): number | null {
   const trimmed = text.trim().toLowerCase();
   if (/^\d+$/.test(trimmed)) return Number(trimmed);
@@ -26,4 +28,11 @@ export function formatDuration(seconds: number): string {
     }
   }
   return out;
+}
+
+/** parseDuration for commander: whole seconds, or a usage error. */
+export function durationArg(text: string): number {
+  const seconds = parseDuration(text);
+  if (seconds === null) throw new InvalidArgumentError('expected a duration like 90s, 30m, 24h, 7d or 1h30m.');
+  return seconds;
 }

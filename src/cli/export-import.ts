@@ -20,7 +20,8 @@ function lineWriter(stream: NodeJS.WritableStream): (line: string) => Promise<vo
 
 const summary = (counts: TransferCounts): string => RECORD_TYPES.map((t) => `${counts[t]} ${t === 'news' ? 'news' : `${t}s`}`).join(', ');
 
-export function registerExportImport(program: Command, io: CliIo): void {
+/** Registers `export` and `import`; returns `import`, under which the legacy sources go (import-legacy.ts). */
+export function registerExportImport(program: Command, io: CliIo): Command {
 
   program.command('export')
     .description('write applications, users (with password hashes), news and live tokens (as hashes) as JSON lines')
@@ -50,7 +51,7 @@ export function registerExportImport(program: Command, io: CliIo): void {
       io.stderr.write(`Exported ${summary(counts)}\n`);
     });
 
-  program.command('import')
+  return program.command('import')
     .description('add the records of an export to this database; records that exist already are skipped')
     .argument('[file]', 'the export to read (default: standard input)')
     .option('--update-applications', 'overwrite the settings of applications that exist already')

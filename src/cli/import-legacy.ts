@@ -23,6 +23,7 @@ import { MEMBERSHIP_ALGORITHMS, parseMachineKey, parseMembershipAlgorithm, type 
 import { migrationReport } from '../domain/migration-report.js';
 import { importLegacyTokens, missingTokenColumns } from '../domain/legacy-token-import.js';
 import { systemClock } from '../domain/clock.js';
+import { appIdArg, collecting } from './cli-args.js';
 import { dbOption, withStore } from './cli-store.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { recordCliAudit } from './audit-command.js';
@@ -35,11 +36,6 @@ const REQUIRED_COLUMNS: Record<'membership' | 'identity', readonly string[]> = {
   identity: ['username', 'passwordhash'],
 };
 const requiredColumns = (source: 'membership' | 'identity') => (names: readonly string[]): string[] => REQUIRED_COLUMNS[source].filter((c) => !names.includes(c));
-
-function appIdArg(text: string, previous: number[] | undefined): number[] {
-  if (!/^\d{1,10}$/.test(text.trim()) || Number(text) < 1 || Number(text) > 2147483647) throw new InvalidArgumentError('expected an AppID (1 to 2147483647).');
-  return [...(previous ?? []), Number(text.trim())];
-}
 
 function algorithmArg(text: string): MembershipAlgorithm {
   const algorithm = parseMembershipAlgorithm(text);
@@ -216,7 +212,7 @@ function withDb<T extends { db?: string }>(options: T, command: Command): T {
   return db === undefined ? options : { ...options, db };
 }
 
-const appOption = (): Option => new Option('--app <appId>', 'grant this application to every imported user (repeat for several), besides the Applications column').argParser(appIdArg);
+const appOption = (): Option => new Option('--app <appId>', 'grant this application to every imported user (repeat for several), besides the Applications column').argParser(collecting(appIdArg));
 const dryRunOption = (): Option => new Option('--dry-run', 'decide every row and print the report, but write nothing');
 const jsonOption = (): Option => new Option('--json', 'print the report as one JSON object');
 const delimiterOption = (): Option => new Option('--delimiter <char>', 'CSV field separator: one character, or "tab"').argParser(delimiterArg).default(',');
@@ -224,10 +220,8 @@ const algorithmOption = (forWhat: string): Option => new Option('--hash-algorith
 const decryptionOption = (): Option => new Option('--decryption <algorithm>', 'the old <machineKey decryption>, for Encrypted passwords: AES or 3DES').default('AES');
 const keyFileOption = (): Option => new Option('--decryption-key-file <path>', `file holding the old <machineKey decryptionKey> in hex (or env ${DECRYPTION_KEY_ENV}; never an argument)`);
 
-export function registerLegacyCommands(program: Command, io: CliIo): void {
-  // `import <file>` (an svcapi-auth export) may exist already; the legacy sources are its subcommands.
-  const importCommand = program.commands.find((c) => c.name() === 'import')
-    ?? program.command('import').description('import users from another system');
+/** The legacy sources, as subcommands of `import` (whose own argument is an svcapi-auth export: export-import.ts). */
+export function registerLegacyImports(importCommand: Command, io: CliIo): void {
 
   // The two ASP.NET CSV sources differ only in their columns and in what the hash algorithm option applies to.
   const csvSources = [
@@ -304,9 +298,10 @@ export function registerLegacyCommands(program: Command, io: CliIo): void {
       if (!report.dryRun) out(`The file holds live tokens: delete it now (tokens are stored here only as hashes).`);
     });
 
-  // `user migration-report`, also spelled `users migration-report`.
-  const userCommand = program.commands.find((c) => c.name() === 'user') ?? program.command('user').description('manage users');
-  if (!userCommand.aliases().includes('users')) userCommand.alias('users');
+}
+
+/** `user migration-report` (also `users migration-report`): the password hash formats, and what becomes of each. */
+export function registerMigrationReport(userCommand: Command, io: CliIo): void {
   userCommand.command('migration-report')
     .description('how many users are on each password hash format (legacy formats are upgraded to argon2id at the next login)')
     .option('--json', 'print the report as one JSON object')

@@ -28,6 +28,7 @@ import type { Application, Store } from '../store/store.js';
 import { quoteUntrusted, type DataTableColumnInfo } from '../wire/datatable-reader.js';
 import { compileNewsRowReader } from '../wire/news-row-reader.js';
 import { recordCliAudit } from './audit-command.js';
+import { appIdArg, collectText } from './cli-args.js';
 import { readLegacyCa } from './legacy-passthrough.js';
 import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
 import { cliConfig, dbOption } from './cli-store.js';
@@ -47,11 +48,6 @@ interface NewsImportOptions {
   readonly db?: string;
 }
 
-function appIdArg(text: string): number {
-  if (!/^\d{1,10}$/.test(text.trim()) || Number(text) < 1 || Number(text) > 2147483647) throw new InvalidArgumentError('expected an AppID (1 to 2147483647).');
-  return Number(text.trim());
-}
-
 function qtyArg(text: string): number {
   if (!/^\d{1,5}$/.test(text.trim()) || Number(text) < 1 || Number(text) > 10_000) throw new InvalidArgumentError('expected a number of rows from 1 to 10000.');
   return Number(text.trim());
@@ -61,10 +57,6 @@ function timeoutArg(text: string): number {
   const seconds = parseDuration(text);
   if (seconds === null || seconds < 1 || seconds > 3600) throw new InvalidArgumentError('expected a duration from 1s to 1h, like 30s or 2m.');
   return seconds * 1000;
-}
-
-function collect(text: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), text];
 }
 
 function legacyUrlArg(text: string): string {
@@ -200,7 +192,7 @@ export function registerNewsImport(news: Command, io: CliIo): void {
     .addOption(new Option('--from-legacy <url>', 'the legacy Authentication.asmx URL to ask WhatsNew').argParser(legacyUrlArg))
     .option('--csv <file>', 'a CSV export of the legacy news table, with a header row naming the profile\'s columns')
     .requiredOption('--app <appId>', 'the application (AppID) the news are for; it must exist here', appIdArg)
-    .option('--language <tag>', 'ask WhatsNew in this language (repeat for several; default: the legacy\'s default language)', collect)
+    .option('--language <tag>', 'ask WhatsNew in this language (repeat for several; default: the legacy\'s default language)', collectText)
     .option('--app-version <version>', 'AppVersion to ask WhatsNew with (default empty)')
     .option('--qty <n>', 'qtyNews to ask WhatsNew for (default the profile\'s maxRows, else 100)', qtyArg)
     .addOption(new Option('--compat <file>', 'the compatibility profile the legacy\'s table matches (env SVCAPI_COMPAT; docs/compat-profile.md)'))

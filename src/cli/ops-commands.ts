@@ -3,28 +3,19 @@
  *   svcapi-auth config print [flags]      the effective configuration as JSON, secrets hidden
  *   svcapi-auth backup <file>             online backup of a SQLite database (PostgreSQL: pg_dump)
  *   svcapi-auth restore <file>            put a backup in place of the database, service stopped
- * and the options `serve` shares with `config print` (--config, --log-pretty, --trusted-proxies,
- * --management-host, --management-port).
+ * (`config print` takes every configuration flag `serve` takes: cli-store.ts addConfigFlagOptions).
  */
 import { closeSync, existsSync, mkdirSync, openSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { Config, ConfigFlags } from '../config/config.js';
 import { parseDatabaseUrl } from '../store/open-store.js';
 import { LATEST_SCHEMA_VERSION } from '../store/migrations/store-migrations.js';
 import { DatabaseError } from '../store/database-errors.js';
 import { inspectSqliteFile, prepareSqliteFile } from '../store/sqlite/sqlite-store.js';
 import { CliError, type CliIo } from './cli-io.js';
-import { cliConfig, dbOption } from './cli-store.js';
-
-// --- options shared by `serve` and `config print` ---
-
-export const configFileOption = (): Option => new Option('--config <path>', 'configuration file, JSON or YAML (env SVCAPI_CONFIG); flags and environment override it');
-export const logPrettyOption = (): Option => new Option('--log-pretty', 'human-readable colourised log lines instead of JSON (env SVCAPI_LOG_PRETTY)');
-export const trustedProxiesOption = (): Option => new Option('--trusted-proxies <list>', 'comma-separated IPs/CIDRs of reverse proxies whose X-Forwarded-For is believed (env SVCAPI_TRUSTED_PROXIES; default none)');
-export const managementHostOption = (): Option => new Option('--management-host <host>', 'address of the health/metrics listener (env SVCAPI_MANAGEMENT_HOST; default 127.0.0.1)');
-export const managementPortOption = (): Option => new Option('--management-port <port>', 'port of the health/metrics listener, 0 for any free port, off to disable (env SVCAPI_MANAGEMENT_PORT; default 9464)');
+import { addConfigFlagOptions, cliConfig, configFileOption, dbOption } from './cli-store.js';
 
 // --- secrets in the printed configuration ---
 
@@ -209,20 +200,8 @@ export async function restoreSqlite(config: Config, backupFile: string): Promise
 
 export function registerOpsCommands(program: Command, io: CliIo): void {
   const config = program.command('config').description('show the configuration');
-  config.command('print')
-    .description('print the effective configuration (defaults < config file < environment < flags) as JSON, secrets hidden')
-    .addOption(configFileOption())
-    .addOption(new Option('--host <host>', 'as serve --host'))
-    .addOption(new Option('--port <port>', 'as serve --port'))
-    .addOption(new Option('--db <url>', 'as serve --db'))
-    .addOption(new Option('--log-level <level>', 'as serve --log-level'))
-    .addOption(logPrettyOption())
-    .addOption(trustedProxiesOption())
-    .addOption(managementHostOption())
-    .addOption(managementPortOption())
-    .addOption(new Option('--tls-cert <file>', 'as serve --tls-cert'))
-    .addOption(new Option('--tls-key <file>', 'as serve --tls-key'))
-    .addOption(new Option('--audit-retention-days <days>', 'as serve --audit-retention-days'))
+  addConfigFlagOptions(config.command('print')
+    .description('print the effective configuration (defaults < config file < environment < flags) as JSON, secrets hidden'))
     .action((options: ConfigFlags) => {
       io.stdout.write(`${JSON.stringify(printableConfig(cliConfig(io, options)), null, 2)}\n`);
     });

@@ -201,6 +201,17 @@ describe('svcapi-auth config print', () => {
     expect(r.out).not.toContain('s3cr3t');
   });
 
+  it('takes every flag serve takes that sets configuration', async () => {
+    const r = await run(['config', 'print', '--time-zone', 'Asia/Tokyo', '--log-file', join(dir, 'svc.log'), '--tls-cert', 'c.pem', '--tls-key', 'k.pem', '--audit-retention-days', '7']);
+    expect(r.err).toBe('');
+    expect(JSON.parse(r.out)).toMatchObject({ timeZone: 'Asia/Tokyo', logFile: join(dir, 'svc.log'), tls: { certFile: 'c.pem', keyFile: 'k.pem' }, audit: { retentionDays: 7 } });
+    const flags = (help: string): string[] => [...help.matchAll(/^ {2}(--[a-z-]+)/gm)].map((m) => m[1] ?? '').filter((f) => f !== '--help' && f !== '--workers');
+    const serveHelp = await run(['serve', '--help']);
+    const printHelp = await run(['config', 'print', '--help']);
+    expect(flags(printHelp.out)).toEqual(flags(serveHelp.out));
+    expect(flags(printHelp.out)).toContain('--compat');
+  });
+
   it('stops with exit code 2 and a message naming the bad key', async () => {
     const path = file('housekeeping: { intervalMs: soon }\n');
     const r = await run(['config', 'print', '--config', path]);
