@@ -88,6 +88,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     tokenCacheEntries: number('performance.tokenCacheEntries', 'SVCAPI_TOKEN_CACHE_ENTRIES', 50_000, 0, 10_000_000),
     newsCacheEntries: number('performance.newsCacheEntries', 'SVCAPI_NEWS_CACHE_ENTRIES', 1000, 0, 1_000_000),
     shapeMemo: bool('performance.shapeMemo', 'SVCAPI_SHAPE_MEMO', true),
+    tableMemo: bool('performance.tableMemo', 'SVCAPI_TABLE_MEMO', true),
     shadowPipelining: bool('performance.shadowPipelining', 'SVCAPI_SHADOW_PIPELINING', true),
     shadowByteCompare: bool('performance.shadowByteCompare', 'SVCAPI_SHADOW_BYTE_COMPARE', true),
     groupCommit: bool('performance.groupCommit', 'SVCAPI_GROUP_COMMIT', true),

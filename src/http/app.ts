@@ -51,7 +51,7 @@ export interface HttpAppConfig {
   };
   readonly timeZone: string;
   /** Speed-ups with an off switch (docs/architecture.md); all on when absent. */
-  readonly performance?: { readonly shapeMemo: boolean };
+  readonly performance?: { readonly shapeMemo: boolean; readonly tableMemo?: boolean };
   /** Reverse proxies whose X-Forwarded-For / -Proto are believed (proxy-addr names); none when empty. */
   readonly trustedProxies?: readonly string[];
   /**
@@ -168,10 +168,11 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
   const contract: CompiledContract = compileContract({ timeZone: config.timeZone, newsTable: (config.compat?.profile ?? DEFAULT_COMPAT_PROFILE).whatsNew }, OPERATIONS);
   // decodeSoapRequest behind the request shape memo (src/wire/soap-shape-memo.ts).
   const decodeSoap = createSoapRequestDecoder(contract, undefined, { enabled: config.performance?.shapeMemo ?? true });
-  const handlers = createOperationHandlers(service, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);
+  const handlerOptions = { tableMemo: config.performance?.tableMemo ?? true };
+  const handlers = createOperationHandlers(service, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE, handlerOptions);
   const mirror = options.mirror;
   // Front mode's own answers, computed and compared but never sent.
-  const frontHandlers = options.frontService === undefined ? handlers : createOperationHandlers(options.frontService, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE);
+  const frontHandlers = options.frontService === undefined ? handlers : createOperationHandlers(options.frontService, config.compat?.profile ?? DEFAULT_COMPAT_PROFILE, handlerOptions);
   const httpGet = config.http.httpGet;
   const wsdl = compileWsdl(OPERATIONS, { httpGet });
   const disco = compileDisco();

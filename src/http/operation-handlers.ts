@@ -33,12 +33,22 @@ function int(args: readonly ParamValue[], i: number): number {
   return typeof v === 'number' ? v : 0;
 }
 
+export interface OperationHandlerOptions {
+  /**
+   * WhatsNew tables mapped and rendered once per answer (config `performance.tableMemo`, default
+   * true); false maps every answer anew, unfrozen, so the wire layer renders it every time.
+   */
+  readonly tableMemo?: boolean;
+}
+
 /**
  * The handlers, with what the compatibility profile decides compiled once: ValidateUser's
  * failure value, the JSON operations' layouts and where they read their inputs, WhatsNew's
  * columns (news-rows.ts) and row cap.
  */
-export function createOperationHandlers(service: AuthService, profile: CompatProfile = DEFAULT_COMPAT_PROFILE): Readonly<Record<OperationName, OperationHandler>> {
+export function createOperationHandlers(
+  service: AuthService, profile: CompatProfile = DEFAULT_COMPAT_PROFILE, options: OperationHandlerOptions = {},
+): Readonly<Record<OperationName, OperationHandler>> {
   const failureValue = profile.validateUser.failureValue;
   const userJson = compileJsonResult(profile.json.validateUser);
   const tokenJson = compileJsonResult(profile.json.validateUserToken);
@@ -49,6 +59,7 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
   // WhatsNew answers are frozen and the same array while the news are unchanged (news-cache.ts):
   // each is mapped once, frozen, so the wire layer renders it once (src/wire/table-memo.ts).
   const newsTables = new WeakMap<readonly NewsItem[], readonly Row[]>();
+  const tableMemo = options.tableMemo ?? true;
   const newsTable = profile.whatsNew;
   const rowOf = compileNewsRow(newsTable);
   const maxRows = newsTable.maxRows;
@@ -67,6 +78,7 @@ export function createOperationHandlers(service: AuthService, profile: CompatPro
         { appToken: str(args, 0), appId: int(args, 1), appVersion: str(args, 2), language: str(args, 3), qtyNews: maxRows === null ? int(args, 4) : Math.min(int(args, 4), maxRows) },
         ctx,
       );
+      if (!tableMemo) return items.map(rowOf);
       let rows = newsTables.get(items);
       if (rows === undefined) {
         rows = Object.freeze(items.map(rowOf));
