@@ -132,36 +132,6 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
-  it('reads the token lookups of one turn in one read transaction, and a lone lookup without one', async () => {
-    const probe = new Database(':memory:');
-    const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown; get: (...a: unknown[]) => unknown };
-    probe.close();
-    const store = await openStore(`sqlite:${freshFile()}`);
-    const user = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
-    if (!user.ok) throw new Error('setup');
-    const now = Date.now();
-    const hashes = Array.from({ length: 30 }, (_, i) => createHash('sha256').update(`t${i}`).digest('hex'));
-    for (const tokenHash of hashes.slice(0, 10)) {
-      await store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(now), expiresAt: new Date(now + 60_000) }, { passwordHash: 'h' });
-    }
-    const ran: string[] = [];
-    const { run, get } = proto;
-    const word = (sql: string): string => sql.trim().split(/\s+/).slice(0, 2).join(' ');
-    proto.run = function (this: { source: string }, ...a: unknown[]): unknown { ran.push(word(this.source)); return run.apply(this, a); };
-    proto.get = function (this: { source: string }, ...a: unknown[]): unknown { ran.push(word(this.source)); return get.apply(this, a); };
-    try {
-      const answers = await Promise.all(hashes.map((h) => store.findToken(h)));
-      expect(answers.map((a) => a?.tokenHash ?? null)).toEqual(hashes.map((h, i) => (i < 10 ? h : null)));
-      expect(ran).toEqual(['BEGIN DEFERRED', ...hashes.map(() => 'SELECT t.token_hash,'), 'COMMIT']);
-      ran.length = 0;
-      expect((await store.findToken(hashes[0] ?? ''))?.tokenHash).toBe(hashes[0]);
-      expect(ran).toEqual(['SELECT t.token_hash,']);
-    } finally {
-      Object.assign(proto, { run, get });
-      await store.close();
-    }
-  });
-
   it('purges a file\'s expired tokens on a thread of its own: no DELETE on the serving connection, the rows gone all the same', async () => {
     const probe = new Database(':memory:');
     const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown };
