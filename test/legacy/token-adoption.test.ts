@@ -139,7 +139,7 @@ describe('a hostile old service adopts nothing', () => {
 });
 
 describe('serve with legacy.adoptTokens', () => {
-  it('adopts through its own wiring: the metric, the debug line, the audit trail, token list and the migration report show it; the token never appears', async () => {
+  it('adopts through its own wiring: the metrics (checks, adoptions, failures), the debug line, the audit trail, token list and the migration report show it; the token never appears', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-adopt-serve-'));
     const db = `sqlite:${join(dir, 'serve.db')}`;
     const profileFile = join(dir, 'legacy-profile.json');
@@ -158,34 +158,58 @@ describe('serve with legacy.adoptTokens', () => {
     };
     const done = runCli(['serve', '--port', '0', '--db', db], { stdin: Readable.from([]), stdout: out.stream, stderr: out.stream, env, signal: controller.signal });
     const token = world.legacy.issue({ login: 'demo', appId: 2, expiresAt: new Date(Date.now() + HOUR) });
+    // A token of a login unknown here (adoption refused), and one checked while the old service fails.
+    const stranger = world.legacy.issue({ login: 'nobody', appId: 2, expiresAt: new Date(Date.now() + HOUR) });
+    const unlucky = world.legacy.issue({ login: 'demo', appId: 2, expiresAt: new Date(Date.now() + HOUR) });
     try {
       const service = (await out.waitFor(/^Service: (\S+)$/m))[1] ?? '';
       const management = (await out.waitFor(/^Management: (http:\/\/\S+) /m))[1] ?? '';
-      const req = buildRequest('soap11', 'ValidateUserToken', { token });
-      const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
-      expect(parseResult('soap11', 'ValidateUserToken', await res.text())).toBe(true);
+      const validate = async (t: string): Promise<unknown> => {
+        const req = buildRequest('soap11', 'ValidateUserToken', { token: t });
+        const res = await fetch(service, { method: 'POST', headers: req.headers, body: req.payload ?? null });
+        return parseResult('soap11', 'ValidateUserToken', await res.text());
+      };
+      expect(await validate(token)).toBe(true);
       await adoptedLine;
+      const refusedLine = out.waitFor(/token adoption: unknown_user/);
+      expect(await validate(stranger)).toBe(true);
+      await refusedLine;
+      world.legacy.mode = 'fault';
+      expect(await validate(unlucky)).toBe(false);
       const metrics = await (await fetch(`${management}/metrics`)).text();
+      // Checks, adoptions and failures, each by result.
+      expect(metrics).toContain('svcapi_auth_legacy_token_checks_total{result="valid"} 2');
+      expect(metrics).toContain('svcapi_auth_legacy_token_checks_total{result="error"} 1');
       expect(metrics).toContain('svcapi_auth_legacy_token_adoptions_total{result="adopted"} 1');
+      expect(metrics).toContain('svcapi_auth_legacy_token_adoptions_total{result="unknown_user"} 1');
       expect(metrics).toContain('svcapi_auth_legacy_token_adoptions_total{result="unrecognised"} 0');
+      expect(metrics).toContain('svcapi_auth_audit_events_total{type="token.adopted"} 1');
+      expect(metrics).toContain('svcapi_auth_audit_events_total{type="token.adoption-refused"} 1');
       expect(out.text()).toContain('those it vouches for are adopted');
     } finally {
       controller.abort();
       expect(await done).toBe(0);
     }
     try {
-      expect(out.text()).not.toContain(token);
-      expect(out.text().toLowerCase()).not.toContain(token.toLowerCase());
+      for (const t of [token, stranger, unlucky]) expect(out.text().toLowerCase()).not.toContain(t.toLowerCase());
       const listed = await run(['token', 'list', '--user', 'demo', '--db', db]);
       expect(listed.out).toMatch(/^\S+ +2 .* legacy$/m);
       expect((await run(['users', 'migration-report', '--db', db])).out).toContain('Live sessions issued by the legacy service (import tokens, token adoption): 1\n');
-      // serve's audit trail has the adoption (flushed at shutdown), by fingerprint; and its log line.
+      // serve's audit trail has the adoption and the refusal (flushed at shutdown), by fingerprint; and their log lines.
       const audit = await run(['audit', '--type', 'token.adopt*', '--json', '--db', db]);
       const events = audit.out.trim().split('\n').map((line) => JSON.parse(line) as Record<string, unknown>);
-      expect(events).toMatchObject([{ type: 'token.adopted', login: 'demo', appId: 2, tokenFp: hashToken(canonicalToken(token) ?? '').slice(0, 12), detail: { legacyExpiresAt: expect.any(String) } }]);
+      const fp = (t: string): string => hashToken(canonicalToken(t) ?? '').slice(0, 12);
+      // Newest first.
+      expect(events).toMatchObject([
+        { type: 'token.adoption-refused', reason: 'unknown_user', login: expect.stringMatching(/^unknown:[0-9a-f]{16}$/), appId: 2, tokenFp: fp(stranger) },
+        { type: 'token.adopted', login: 'demo', appId: 2, tokenFp: fp(token), detail: { legacyExpiresAt: expect.any(String), expiresAt: expect.any(String) } },
+      ]);
       expect(out.text()).toContain('"type":"token.adopted"');
+      expect(out.text()).toContain('"type":"token.adoption-refused"');
       const table = await run(['audit', '--db', db]);
-      for (const text of [audit.out, table.out]) expect(text.toLowerCase()).not.toContain(token.toLowerCase());
+      for (const text of [audit.out, table.out]) {
+        for (const t of [token, stranger, unlucky]) expect(text.toLowerCase()).not.toContain(t.toLowerCase());
+      }
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
