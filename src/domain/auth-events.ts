@@ -1,7 +1,7 @@
 /**
- * What happened inside the AuthService, for observers outside the domain: metrics (src/ops)
- * now, an audit trail later. The client only ever sees one uniform failure from ValidateUser
- * (anti-enumeration); these events carry the real reason to the operator's side.
+ * What happened inside the AuthService (and token adoption beside it), for observers outside the
+ * domain: the metrics and the audit trail (src/ops). The client only ever sees one uniform failure
+ * from ValidateUser (anti-enumeration); these events carry the real reason to the operator's side.
  *
  * Events carry no secret: never a password, a token or a ticket (nor their full hashes), only ids,
  * outcomes, the caller context, what the client claimed (IPAddress: as received, escaped
