@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../src/cli/main.js';
+import { createAdminAccounts } from '../../src/domain/admin-accounts.js';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { JsonOperationProfile } from '../../src/contract/compat-profile.js';
@@ -23,12 +24,15 @@ import { createSoapLegacyTokenService } from '../../src/legacy/soap-legacy-token
 import { buildRequest, parseResult } from '../support/asmx-client.js';
 import { HOUR, SECOND } from '../support/domain-fakes.js';
 import { sink } from '../support/run-cli.js';
+import { ConsoleClient } from '../console/support.js';
 import { startLegacyStandIn } from './legacy-stand-in.js';
 import { fastHasher, run } from './support.js';
 import {
   adoptedTokenIsOurs, adoptionsAudited, concurrentChecksAdoptOnce, expiryCappedStoredOnce, hostileAnswersAdoptNothing, LAYOUT, NO_APP_LAYOUT, NOW, owner,
   PROFILE_FILE, startAdoptionWorld, stored, validate, validateAndAdopt, type AdoptionWorld,
 } from './token-adoption-world.js';
+
+const CONSOLE_PW = 'console password 4711';
 
 let world: AdoptionWorld;
 beforeAll(async () => {
@@ -139,13 +143,14 @@ describe('a hostile old service adopts nothing', () => {
 });
 
 describe('serve with legacy.adoptTokens', () => {
-  it('adopts through its own wiring: the metrics (checks, adoptions, failures), the debug line, the audit trail, token list and the migration report show it; the token never appears', async () => {
+  it('adopts through its own wiring: the metrics and the console\'s Move page (checks, adoptions, failures, live legacy sessions), the debug line, the audit trail, token list and the migration report show it; the token never appears', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-adopt-serve-'));
     const db = `sqlite:${join(dir, 'serve.db')}`;
     const profileFile = join(dir, 'legacy-profile.json');
     writeFileSync(profileFile, JSON.stringify(PROFILE_FILE));
     const store = await openStore(db);
     expect((await createAdminService({ store, hasher: fastHasher() }).addUser({ login: 'demo', password: 'demo-pass', appIds: [2] })).ok).toBe(true);
+    expect((await createAdminAccounts({ store, hasher: fastHasher() }).add('ann', CONSOLE_PW, 'admin')).ok).toBe(true);
     await store.close();
 
     const out = sink();
@@ -185,6 +190,18 @@ describe('serve with legacy.adoptTokens', () => {
       expect(metrics).toContain('svcapi_auth_legacy_token_adoptions_total{result="unrecognised"} 0');
       expect(metrics).toContain('svcapi_auth_audit_events_total{type="token.adopted"} 1');
       expect(metrics).toContain('svcapi_auth_audit_events_total{type="token.adoption-refused"} 1');
+      // The console's Move page: the migration report's figures beside the same counters.
+      const admin = new ConsoleClient(management);
+      expect((await admin.login('ann', CONSOLE_PW)).status).toBe(303);
+      const move = await admin.text('/admin/move');
+      const counter = (name: string, labels: string): string | undefined =>
+        new RegExp(`<td class="mono">${name}</td><td class="mono">${labels}</td><td class="num">(\\d+)</td>`).exec(move)?.[1];
+      expect(counter('svcapi_auth_legacy_token_checks_total', 'result=valid')).toBe('2');
+      expect(counter('svcapi_auth_legacy_token_checks_total', 'result=error')).toBe('1');
+      expect(counter('svcapi_auth_legacy_token_adoptions_total', 'result=adopted')).toBe('1');
+      expect(counter('svcapi_auth_legacy_token_adoptions_total', 'result=unknown_user')).toBe('1');
+      expect(move).toContain('Live sessions the legacy service issued (import tokens, token adoption): <strong>1</strong>');
+      for (const t of [token, stranger, unlucky]) expect(move.toLowerCase()).not.toContain(t.toLowerCase());
       expect(out.text()).toContain('those it vouches for are adopted');
     } finally {
       controller.abort();
