@@ -2,7 +2,7 @@
  * serve's wiring of what talks to the old service beyond lazy migration: the CA file trusted for
  * it (`legacy.caFile`) and token passthrough (`legacy.tokenPassthrough`,
  * domain/legacy-token-passthrough.ts), with adoption when `legacy.adoptTokens` is on
- * (domain/legacy-token-adoption.ts), and their metrics and log lines.
+ * (domain/legacy-token-adoption.ts), and their metrics, log lines and audit events.
  *
  * What the operator sees (docs/cutover.md#passthrough): at start, whether passthrough is on and
  * until when; every circuit change and the end of the window as they happen; an "unsafe" old
@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import type { Logger } from 'pino';
 import type { Config } from '../config/config.js';
+import type { AuthEvents } from '../domain/auth-events.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { createTokenAdopter, TOKEN_ADOPTION_RESULTS, type TokenAdoptionResult } from '../domain/legacy-token-adoption.js';
 import { createLegacyTokenPassthrough, LEGACY_TOKEN_CHECK_RESULTS, type LegacyTokenCheckResult, type LegacyTokenPassthrough } from '../domain/legacy-token-passthrough.js';
@@ -62,6 +63,8 @@ export interface TokenPassthroughOptions {
   readonly metrics: ServiceMetrics;
   /** Where adopted tokens are stored (`legacy.adoptTokens`). */
   readonly store: Store;
+  /** Observers of the adoptions (the audit trail: `token.adopted`, `token.adoption-refused`). */
+  readonly events?: AuthEvents;
   readonly ca?: Buffer;
   readonly clock?: Clock;
   /** How often the log summarises the checks (default 15 minutes). */
@@ -100,10 +103,11 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
     circuitFailures: config.legacy.circuitFailures,
     circuitCooldownMs: config.legacy.circuitCooldownMs,
     ...observers,
-    ...(adopt && { adopter: createTokenAdopter({ store: options.store, clock, layout: tokenLayout }) }),
+    ...(adopt && { adopter: createTokenAdopter({ store: options.store, clock, layout: tokenLayout, ...(options.events !== undefined && { events: options.events }) }) }),
     onAdoption: (result) => {
       observers.onAdoption(result);
-      // Never the token nor its owner: the result only (the summary and the metric count them).
+      // Never the token nor its owner: the result only (the summary and the metric count them;
+      // the audit trail has the adoptions and the refusals that matter, with a fingerprint).
       logger.debug({ adoption: result }, `token adoption: ${result}`);
     },
     onChange: (change) => {

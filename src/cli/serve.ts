@@ -136,7 +136,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       ops.readiness.reportLegacy(() => legacy.status());
     }
     // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
-    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, store, ...(legacyCa !== undefined && { ca: legacyCa }) });
+    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, store, events: ops.events, ...(legacyCa !== undefined && { ca: legacyCa }) });
     const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
       store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,

@@ -86,7 +86,7 @@ export interface SessionView {
   readonly expiresAt: Date;
   readonly sourceIp: string | null;
   readonly clientIp: string | null;
-  /** 'ours' when ValidateUser issued it here, 'legacy' when `import tokens` brought it from the old service. */
+  /** 'ours' when ValidateUser issued it here, 'legacy' when the old service did (`import tokens`, or token adoption). */
   readonly origin: TokenOrigin;
 }
 

@@ -9,13 +9,14 @@
  * src/ops/audit-trail.ts; docs/security.md#audit-trail documents the events.
  *
  * Audited: every ValidateUser outcome, session tokens and login tickets issued, tickets used,
- * and every admin change. Not audited: successful ValidateUserToken / WhatsNew / GetUserLoginURL
+ * tokens of the old service adopted and the adoptions refused for a reason that matters for
+ * security, and every admin change. Not audited: successful ValidateUserToken / WhatsNew / GetUserLoginURL
  * checks of a session token — every client call makes one, so they would swamp the trail; the
  * metrics count them (svcapi_auth_token_validations_total).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { NewAuditEvent } from '../store/store.js';
-import type { AuthEvents, LoginOutcome } from './auth-events.js';
+import type { AuthEvents, LoginOutcome, TokenAdoptionEvent } from './auth-events.js';
 import { loginKey } from './logins.js';
 import { escapeChar, UNSAFE_CHAR } from './display-text.js';
 
@@ -26,6 +27,8 @@ export const AUDIT_EVENT_TYPES = [
   'token.issued',
   'ticket.issued',
   'ticket.used',
+  'token.adopted',
+  'token.adoption-refused',
   'admin.app.add',
   'admin.app.update',
   'admin.user.add',
@@ -152,6 +155,20 @@ function loginType(outcome: LoginOutcome): AuditEventType {
   return (outcome as string) === 'throttled' ? 'login.throttled' : 'login.failure';
 }
 
+/**
+ * The adoption results the trail records as `token.adoption-refused`: the old service vouched for
+ * a token (its ValidateUserToken said true) and then described it in a way that does not hold
+ * here. An answer not in the profile's layout is a wrong profile or an old service that is not
+ * what it seems; a login naming nobody (or a disabled user) or an application the user may not
+ * hold is a token this service would never have issued. `expired` (a token ending as it was
+ * checked) and `already_stored` (two instances adopting at once) are ordinary and only counted
+ * (svcapi_auth_legacy_token_adoptions_total), as are failures to get an answer.
+ */
+export const AUDITED_ADOPTION_REFUSALS: ReadonlySet<TokenAdoptionEvent['result']> = new Set(['unrecognised', 'unknown_user', 'unknown_app'] as const);
+
+/** Expiries in `detail` as ISO 8601 text (the column is JSON). */
+const isoOrNull = (date: Date | null | undefined): string | null => (date === null || date === undefined ? null : date.toISOString());
+
 export interface AuthAuditOptions {
   /** The login of a user id, for events that only know the id (ticket.used); best effort. */
   readonly loginOf?: (userId: number) => Promise<string | null>;
@@ -186,6 +203,20 @@ export function authAuditEvents(record: AuditRecorder, options: AuthAuditOptions
     },
     ticketIssued(e) {
       emit({ type: 'ticket.issued', requestId: e.ctx.requestId, appId: e.appId, login: e.login ?? null, sourceIp: e.ctx.sourceIp, tokenFp: e.tokenFp ?? null, detail: { userId: e.userId } });
+    },
+    tokenAdoption(e) {
+      const refused = e.result !== 'adopted';
+      if (refused && !AUDITED_ADOPTION_REFUSALS.has(e.result)) return;
+      // The old service's login of a user unknown here is kept only as a fingerprint, as a typed one is.
+      const login = e.login ?? (e.unknownLogin === undefined || e.unknownLogin === '' ? null : loginFingerprint(fingerprintKey, e.unknownLogin));
+      const detail: Record<string, unknown> = { userId: e.userId, legacyExpiresAt: isoOrNull(e.legacyExpiresAt) };
+      if (e.expiresAt !== undefined) detail.expiresAt = e.expiresAt.toISOString();
+      if (e.userDisabled === true) detail.userDisabled = true;
+      if (e.appProblem !== undefined) detail.appProblem = e.appProblem;
+      emit({
+        type: refused ? 'token.adoption-refused' : 'token.adopted', reason: refused ? e.result : null,
+        requestId: e.ctx?.requestId ?? null, appId: e.appId, login, sourceIp: e.ctx?.sourceIp ?? null, tokenFp: e.tokenFp, detail,
+      });
     },
     ticketUsed(e) {
       const at = new Date();

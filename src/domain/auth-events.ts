@@ -1,7 +1,7 @@
 /**
- * What happened inside the AuthService, for observers outside the domain: metrics (src/ops)
- * now, an audit trail later. The client only ever sees one uniform failure from ValidateUser
- * (anti-enumeration); these events carry the real reason to the operator's side.
+ * What happened inside the AuthService (and token adoption beside it), for observers outside the
+ * domain: the metrics and the audit trail (src/ops). The client only ever sees one uniform failure
+ * from ValidateUser (anti-enumeration); these events carry the real reason to the operator's side.
  *
  * Events carry no secret: never a password, a token or a ticket (nor their full hashes), only ids,
  * outcomes, the caller context, what the client claimed (IPAddress: as received, escaped
@@ -10,6 +10,7 @@
  * observer that throws is ignored, it never changes the answer to the client.
  */
 import type { CallerContext } from './auth-service.js';
+import type { TokenAdoptionResult } from './legacy-token-adoption.js';
 
 /** Why ValidateUser answered as it did, in the order the checks are judged. */
 export const LOGIN_OUTCOMES = [
@@ -71,6 +72,38 @@ export interface TokenValidatedEvent {
   readonly ctx: CallerContext;
 }
 
+/**
+ * The end of one adoption that reached the adopter (legacy-token-adoption.ts): the old service's
+ * ValidateUserTokenJSON answered, and its answer was judged. Adoptions that never asked (circuit
+ * not closed, no free call) or failed (no answer, the store) count only in the metrics.
+ */
+export interface TokenAdoptionEvent {
+  readonly result: Exclude<TokenAdoptionResult, 'error'>;
+  /** The request whose check of the token got the old service's fresh yes; absent when unknown. */
+  readonly ctx?: CallerContext;
+  /** Fingerprint of the token (of the SHA-256 the store keys it by); never the token. */
+  readonly tokenFp: string;
+  /** The user the answer's login names here (enabled or not); null when it names nobody or was not read. */
+  readonly userId: number | null;
+  /** That user's login as stored. */
+  readonly login?: string;
+  /**
+   * The answer's login when it names no user here: text from the old service, which an observer
+   * treats as it treats LoginOutcomeEvent.unknownLogin (never kept as such).
+   */
+  readonly unknownLogin?: string;
+  /** `unknown_user`: the login names a user here who is disabled. */
+  readonly userDisabled?: boolean;
+  /** The application the token is stored for, else the answer's AppID (null when it has none). */
+  readonly appId: number | null;
+  /** `unknown_app`: why no application could be given to the token. */
+  readonly appProblem?: 'ambiguous' | 'not-granted' | 'unknown-app' | 'app-disabled';
+  /** The expiry the old service's answer gave; null when the answer was not read. */
+  readonly legacyExpiresAt: Date | null;
+  /** `adopted`: the expiry stored (the old one, capped at the application's token lifetime). */
+  readonly expiresAt?: Date;
+}
+
 export interface AuthEvents {
   /** Every ValidateUser call, once. */
   loginOutcome?(event: LoginOutcomeEvent): void;
@@ -82,6 +115,8 @@ export interface AuthEvents {
   ticketUsed?(event: IssueEvent): void;
   /** Every ValidateUserToken call, once. */
   tokenValidated?(event: TokenValidatedEvent): void;
+  /** Token adoption judged an answer of the old service (stored the token, or said why not). */
+  tokenAdoption?(event: TokenAdoptionEvent): void;
 }
 
 /** Several observers as one; each is called in turn, and one that throws does not stop the others. */
@@ -102,5 +137,6 @@ export function combineAuthEvents(...observers: readonly (AuthEvents | undefined
     ticketIssued: fan('ticketIssued'),
     ticketUsed: fan('ticketUsed'),
     tokenValidated: fan('tokenValidated'),
+    tokenAdoption: fan('tokenAdoption'),
   };
 }

@@ -97,7 +97,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
   const legacyTokens = deps.legacyTokens ?? null;
   /** A token the store does not know: the old service's verdict while passthrough is on. */
-  const askLegacy = (token: string | null): Promise<TokenCheck> => (legacyTokens === null || token === null ? Promise.resolve(INVALID) : legacyTokens.check(token));
+  const askLegacy = (token: string | null, ctx: CallerContext): Promise<TokenCheck> => (legacyTokens === null || token === null ? Promise.resolve(INVALID) : legacyTokens.check(token, ctx));
   const events = combineAuthEvents(deps.events);
   const padding = deps.padding ?? createFailurePadding();
   const throttle = deps.throttle === undefined ? null : createLoginThrottle(store, deps.throttle, { now: () => clock.now() });
@@ -138,7 +138,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
         return INVALID;
       };
       const unknown = async (): Promise<TokenCheck> => {
-        const check = await askLegacy(token);
+        const check = await askLegacy(token, ctx);
         if (!check.valid) return invalid('unknown');
         events.tokenValidated({ valid: true, kind: 'legacy', ctx });
         return check;
@@ -162,7 +162,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       return options?.owner === true ? withOwner(verdict, record) : verdict;
     },
 
-    async whatsNew(input: WhatsNewInput, _ctx: CallerContext): Promise<readonly NewsItem[]> {
+    async whatsNew(input: WhatsNewInput, ctx: CallerContext): Promise<readonly NewsItem[]> {
       const limit = newsLimit(input.qtyNews, maxNews);
       if (limit === 0 || !Number.isSafeInteger(input.appId)) return NO_NEWS;
       // The application and the session come from memory only while the access revision says
@@ -173,7 +173,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       let member = false;
       if (input.appToken !== null && input.appToken !== '') {
         const session = await checkSession(input.appToken);
-        member = session.valid ? session.record.appId === app.appId : session.unknown && (await askLegacy(input.appToken)).valid;
+        member = session.valid ? session.record.appId === app.appId : session.unknown && (await askLegacy(input.appToken, ctx)).valid;
       }
       const candidates = languageCandidates(input.language, app.defaultLanguage);
       // Frozen, and the same array object for the same answer while the news are unchanged.
@@ -184,7 +184,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       const none = loginUrls.none;
       const session = await checkSession(token);
       // A token of the old service: its own GetUserLoginURL answers, so the old web applications accept the URL.
-      if (!session.valid && session.unknown && legacyTokens !== null && token !== null) return (await legacyTokens.loginUrl(token, appId)) ?? none;
+      if (!session.valid && session.unknown && legacyTokens !== null && token !== null) return (await legacyTokens.loginUrl(token, appId, ctx)) ?? none;
       if (!session.valid || !Number.isSafeInteger(appId)) return none;
       const app = await access.getApplication(appId);
       if (app === null || !app.enabled) return none;

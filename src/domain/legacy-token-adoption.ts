@@ -29,9 +29,18 @@
  * the store refuses a second row with the same hash (`already_stored`), and a revoked row stays
  * revoked. Failures are values; nothing here calls the old service (legacy-token-passthrough.ts
  * does, within its bounds).
+ *
+ * Every answer judged ends in a `tokenAdoption` event (auth-events.ts) with the token's
+ * fingerprint, never the token: the audit trail records the adoptions (`token.adopted`: login,
+ * application, the old and the stored expiry) and the refusals that matter for security
+ * (`token.adoption-refused`: an answer not in the layout, a login naming no enabled user here, no
+ * application the user may hold; audit.ts).
  */
 import type { JsonOperationProfile } from '../contract/compat-profile.js';
 import type { Store } from '../store/store.js';
+import { tokenFingerprint } from './audit.js';
+import { combineAuthEvents, type AuthEvents, type TokenAdoptionEvent } from './auth-events.js';
+import type { CallerContext } from './auth-service.js';
 import type { Clock } from './clock.js';
 import { findUserByLogin } from './logins.js';
 import { canonicalToken, hashToken } from './tokens.js';
@@ -156,37 +165,62 @@ export interface TokenAdopterDeps {
   readonly clock: Clock;
   /** The profile's `json.validateUserToken`: the layout the old service's answers are read by. */
   readonly layout: JsonOperationProfile;
+  /**
+   * Observers of every answer judged (`tokenAdoption`: the audit trail records adoptions and the
+   * refusals that matter for security, audit.ts). They never change a result.
+   */
+  readonly events?: AuthEvents;
 }
 
 export interface TokenAdopter {
-  /** Stores `token` as the answer describes it, or says why not. Never rejects. */
-  adopt(token: string, answer: string): Promise<TokenAdoptionResult>;
+  /**
+   * Stores `token` as the answer describes it, or says why not. Never rejects. `ctx` is the
+   * request whose check got the old service's yes (for the events).
+   */
+  adopt(token: string, answer: string, ctx?: CallerContext): Promise<TokenAdoptionResult>;
 }
+
+/** Why a user's token cannot be given an application here (TokenAdoptionEvent.appProblem). */
+type AppProblem = NonNullable<TokenAdoptionEvent['appProblem']>;
 
 export function createTokenAdopter(deps: TokenAdopterDeps): TokenAdopter {
   const { store, clock, layout } = deps;
-  async function adopt(token: string, answer: string): Promise<TokenAdoptionResult> {
+  const events = combineAuthEvents(deps.events);
+  async function adopt(token: string, answer: string, ctx: CallerContext | undefined): Promise<TokenAdoptionResult> {
     const facts = readLegacyTokenJson(answer, layout);
     const canonical = canonicalToken(token);
-    if (facts === null || canonical === null) return 'unrecognised';
+    // Passthrough asks only about texts in the token form, which all read back: no event for a non-token.
+    if (canonical === null) return 'unrecognised';
+    const tokenHash = hashToken(canonical);
+    const ended = (event: Omit<TokenAdoptionEvent, 'tokenFp' | 'ctx'>): TokenAdoptionEvent['result'] => {
+      events.tokenAdoption({ ...event, tokenFp: tokenFingerprint(tokenHash), ...(ctx !== undefined && { ctx }) });
+      return event.result;
+    };
+    if (facts === null) return ended({ result: 'unrecognised', userId: null, appId: null, legacyExpiresAt: null });
+    const told = { appId: facts.appId, legacyExpiresAt: facts.expiresAt };
     const now = clock.now();
-    if (facts.expiresAt.getTime() <= now.getTime()) return 'expired';
+    if (facts.expiresAt.getTime() <= now.getTime()) return ended({ result: 'expired', userId: null, ...told });
     const user = await findUserByLogin(store, facts.login);
-    if (user === null || !user.enabled) return 'unknown_user';
+    if (user === null) return ended({ result: 'unknown_user', userId: null, unknownLogin: facts.login, ...told });
+    const who = { userId: user.userId, login: user.login };
+    if (!user.enabled) return ended({ result: 'unknown_user', ...who, userDisabled: true, ...told });
     const appId = facts.appId ?? (user.appIds.length === 1 ? user.appIds[0] ?? null : null);
-    if (appId === null || !user.appIds.includes(appId)) return 'unknown_app';
+    const noApp = (appProblem: AppProblem): TokenAdoptionEvent['result'] => ended({ result: 'unknown_app', ...who, ...told, appProblem });
+    if (appId === null) return noApp(user.appIds.length === 0 ? 'not-granted' : 'ambiguous');
+    if (!user.appIds.includes(appId)) return noApp('not-granted');
     const app = await store.getApplication(appId);
-    if (app === null || !app.enabled) return 'unknown_app';
+    if (app === null) return noApp('unknown-app');
+    if (!app.enabled) return noApp('app-disabled');
     const expiresAt = new Date(Math.min(facts.expiresAt.getTime(), now.getTime() + app.tokenLifetimeSeconds * 1000));
     // As import tokens stores them (legacy-token-import.ts): last used now, so an idle timeout
     // counts from the adoption, not from a use the old service saw.
     const stored = await store.importToken({
-      tokenHash: hashToken(canonical), kind: 'session', userId: user.userId, appId, clientIp: null, sourceIp: null,
+      tokenHash, kind: 'session', userId: user.userId, appId, clientIp: null, sourceIp: null,
       issuedAt: now, expiresAt, lastUsedAt: now, usedAt: null, revokedAt: null, origin: 'legacy',
     });
-    return stored ? 'adopted' : 'already_stored';
+    return stored ? ended({ result: 'adopted', ...who, appId, legacyExpiresAt: facts.expiresAt, expiresAt }) : ended({ result: 'already_stored', ...who, appId, legacyExpiresAt: facts.expiresAt });
   }
   return {
-    adopt: (token, answer) => adopt(token, answer).catch((): TokenAdoptionResult => 'error'),
+    adopt: (token, answer, ctx) => adopt(token, answer, ctx).catch((): TokenAdoptionResult => 'error'),
   };
 }

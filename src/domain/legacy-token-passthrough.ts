@@ -40,7 +40,7 @@
  * at a time. One that did not store the token is tried again at the token's next fresh yes.
  */
 import { hash } from 'node:crypto';
-import type { TokenCheck } from './auth-service.js';
+import type { CallerContext, TokenCheck } from './auth-service.js';
 import type { Clock } from './clock.js';
 import { TOKEN_ADOPTION_RESULTS, type TokenAdopter, type TokenAdoptionResult } from './legacy-token-adoption.js';
 import type { RandomSource } from './random-source.js';
@@ -139,14 +139,15 @@ export interface LegacyTokenPassthrough {
   /**
    * The old service's verdict on a token unknown here: valid (with the time until which this
    * answer stands) or not. Not valid at once, without asking, when passthrough is off or ended,
-   * or the text is not in the old service's token form.
+   * or the text is not in the old service's token form. `ctx`, the request asking, goes with
+   * an adoption this check starts (its events).
    */
-  check(token: string): Promise<TokenCheck>;
+  check(token: string, ctx?: CallerContext): Promise<TokenCheck>;
   /**
    * The old service's GetUserLoginURL for a token it vouches for: its answer as is when it is
    * an absolute http(s) URL of bounded length, else null ("no URL").
    */
-  loginUrl(token: string, appId: number): Promise<string | null>;
+  loginUrl(token: string, appId: number, ctx?: CallerContext): Promise<string | null>;
   status(): PassthroughStatus;
 }
 
@@ -359,7 +360,7 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
     return null;
   }
 
-  async function verdict(token: string): Promise<Verdict> {
+  async function verdict(token: string, ctx: CallerContext | undefined): Promise<Verdict> {
     const now = nowMs();
     if (unsafe) return { result: 'unsafe' };
     const key = hash('sha256', token, 'hex');
@@ -382,7 +383,7 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
     // After the yes is settled (and its call's slot given back); the client's answer does not wait.
     if (options.adopter !== undefined) {
       void flight.then((v) => {
-        if (v.result === 'valid') adoptLater(token, key);
+        if (v.result === 'valid') adoptLater(token, key, ctx);
       });
     }
     return flight;
@@ -392,7 +393,7 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
    * Asks the old ValidateUserTokenJSON about a token it just vouched for, and hands the answer
    * to the adopter; never while the old service is in trouble or beyond the adoption budget.
    */
-  async function adoptNow(token: string, adopter: TokenAdopter, askJson: (token: string) => Promise<LegacyTokenReply>): Promise<TokenAdoptionResult> {
+  async function adoptNow(token: string, adopter: TokenAdopter, askJson: (token: string) => Promise<LegacyTokenReply>, ctx: CallerContext | undefined): Promise<TokenAdoptionResult> {
     if (unsafe || circuit !== 'closed' || inFlight >= maxConcurrent || adopting.size > maxAdopting || !active(nowMs())) return 'error';
     inFlight += 1;
     let reply: LegacyTokenReply;
@@ -405,16 +406,16 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
     }
     // The random-token probe of another caller may have found the service unsafe meanwhile.
     if (reply.kind !== 'answer' || unsafe) return 'error';
-    return adopter.adopt(token, reply.result);
+    return adopter.adopt(token, reply.result, ctx);
   }
 
   /** Starts adopting a token after its fresh yes, unless it is being adopted already. */
-  function adoptLater(token: string, key: string): void {
+  function adoptLater(token: string, key: string, ctx: CallerContext | undefined): void {
     const adopter = options.adopter;
     const askJson = legacy.validateUserTokenJson;
     if (adopter === undefined || askJson === undefined || adopting.has(key)) return;
     adopting.add(key);
-    void adoptNow(token, adopter, (t) => askJson.call(legacy, t))
+    void adoptNow(token, adopter, (t) => askJson.call(legacy, t), ctx)
       .catch((): TokenAdoptionResult => 'error')
       .then((result) => {
         adopting.delete(key);
@@ -425,19 +426,19 @@ export function createLegacyTokenPassthrough(options: LegacyTokenPassthroughOpti
   /** Whether this text is a question for the old service at all (cheap, no call). */
   const askable = (token: string): boolean => active(nowMs()) && isTokenInForm(token, tokenForm);
 
-  async function check(token: string): Promise<TokenCheck> {
+  async function check(token: string, ctx?: CallerContext): Promise<TokenCheck> {
     if (!askable(token)) return INVALID;
-    const { result, untilMs: until } = await verdict(token);
+    const { result, untilMs: until } = await verdict(token, ctx);
     count(result);
     // A yes stands until its memory ends (at most the end date): that is the expiry we know.
     return until !== undefined && (result === 'valid' || result === 'cached_valid') && !unsafe ? { valid: true, expiresAt: new Date(until) } : INVALID;
   }
 
-  async function loginUrl(token: string, appId: number): Promise<string | null> {
+  async function loginUrl(token: string, appId: number, ctx?: CallerContext): Promise<string | null> {
     if (!askable(token) || !Number.isSafeInteger(appId)) return null;
     // The URL is asked for only about a token the old service vouches for (usually a kept
     // answer): a forged token costs at most one ValidateUserToken, kept as a no.
-    if (!(await check(token)).valid) return null;
+    if (!(await check(token, ctx)).valid) return null;
     const gate = admit(nowMs());
     if (gate === 'circuit_open' || gate === 'overloaded') {
       relayed(gate);

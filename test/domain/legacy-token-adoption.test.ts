@@ -3,15 +3,20 @@
  * the profile's success layout (domain/legacy-token-adoption.ts), and when token passthrough
  * asks for it (domain/legacy-token-passthrough.ts): after a fresh yes only, once per token at a
  * time, within half the call budget, and without the client's answer waiting or the circuit
- * moving on its failures.
+ * moving on its failures; and what the adopter tells its observers (the audit trail's source).
  */
 import { describe, expect, it } from 'vitest';
 import type { JsonOperationProfile } from '../../src/contract/compat-profile.js';
-import { parseLegacyJsonDate, readLegacyTokenJson, type TokenAdopter, type TokenAdoptionResult } from '../../src/domain/legacy-token-adoption.js';
+import type { CallerContext } from '../../src/domain/auth-service.js';
+import { createAdminService } from '../../src/domain/admin-service.js';
+import { combineAuthEvents, type TokenAdoptionEvent } from '../../src/domain/auth-events.js';
+import { createTokenAdopter, parseLegacyJsonDate, readLegacyTokenJson, type TokenAdopter, type TokenAdoptionResult } from '../../src/domain/legacy-token-adoption.js';
 import { createLegacyTokenPassthrough, type LegacyTokenReply, type LegacyTokenService } from '../../src/domain/legacy-token-passthrough.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_LEGACY_TOKEN_FORM } from '../../src/domain/token-form.js';
-import { fakeClock } from '../support/domain-fakes.js';
+import { canonicalToken, hashToken } from '../../src/domain/tokens.js';
+import { openStore } from '../../src/store/open-store.js';
+import { fakeClock, fakeHasher } from '../support/domain-fakes.js';
 
 const LAYOUT: JsonOperationProfile = {
   inputs: { sources: ['header'], names: { token: 'AuthToken' } },
@@ -122,15 +127,17 @@ function scripted(): LegacyTokenService & { jsonAsked: string[]; json: Map<strin
 
 function adoption(options: { maxConcurrent?: number; circuitFailures?: number } = {}): {
   legacy: ReturnType<typeof scripted>; passthrough: ReturnType<typeof createLegacyTokenPassthrough>;
-  adopted: Array<[string, string]>; ended: TokenAdoptionResult[]; next: () => Promise<TokenAdoptionResult>;
+  adopted: Array<[string, string]>; contexts: Array<CallerContext | undefined>; ended: TokenAdoptionResult[]; next: () => Promise<TokenAdoptionResult>;
 } {
   const legacy = scripted();
   const adopted: Array<[string, string]> = [];
+  const contexts: Array<CallerContext | undefined> = [];
   const ended: TokenAdoptionResult[] = [];
   const waiting: Array<(r: TokenAdoptionResult) => void> = [];
   const adopter: TokenAdopter = {
-    adopt(token, answer) {
+    adopt(token, answer, ctx) {
       adopted.push([token, answer]);
+      contexts.push(ctx);
       return Promise.resolve('adopted');
     },
   };
@@ -144,7 +151,7 @@ function adoption(options: { maxConcurrent?: number; circuitFailures?: number } 
   });
   // The next adoption to end (an event, not a sleep).
   const next = (): Promise<TokenAdoptionResult> => new Promise((resolve) => waiting.push(resolve));
-  return { legacy, passthrough, adopted, ended, next };
+  return { legacy, passthrough, adopted, contexts, ended, next };
 }
 
 describe('when passthrough adopts', () => {
@@ -159,6 +166,22 @@ describe('when passthrough adopts', () => {
     expect(await done).toBe('adopted');
     expect(adopted).toStrictEqual([[TOKEN, '{"x":1}']]);
     expect(passthrough.status()).toMatchObject({ inFlight: 0, adoptions: { adopted: 1 } });
+  });
+
+  it('hands the adopter the request whose check got the yes (its id and address go to the audit trail)', async () => {
+    const { legacy, passthrough, contexts, next } = adoption();
+    const asking = { sourceIp: '203.0.113.7', requestId: 'req-check' };
+    expect((await passthrough.check(TOKEN, asking)).valid).toBe(true);
+    let done = next();
+    legacy.json.get(TOKEN)?.resolve({ kind: 'answer', result: '{}' });
+    await done;
+    // GetUserLoginURL's relay checks the token first: its request goes with that adoption.
+    const relaying = { sourceIp: '198.51.100.4', requestId: 'req-url' };
+    expect(await passthrough.loginUrl(OTHER, 2, relaying)).toBeNull();
+    done = next();
+    legacy.json.get(OTHER)?.resolve({ kind: 'answer', result: '{}' });
+    await done;
+    expect(contexts).toStrictEqual([asking, relaying]);
   });
 
   it('never for a no, and once per token while an adoption of it is under way', async () => {
@@ -189,5 +212,66 @@ describe('when passthrough adopts', () => {
     // One failure would open this circuit (circuitFailures 1), had the JSON call counted.
     expect(passthrough.status().circuit).toBe('closed');
     expect(ended).toStrictEqual(['error', 'error']);
+  });
+});
+
+describe('what the adopter tells its observers', () => {
+  it('every answer judged, with the token\'s fingerprint and what the answer said; an observer that throws changes no result', async () => {
+    const store = await openStore('sqlite::memory:');
+    try {
+      const clock = fakeClock('2027-01-10T12:00:00Z');
+      const admin = createAdminService({ store, hasher: fakeHasher(), clock });
+      const must = <T>(r: { ok: true; value: T } | { ok: false; message: string }): T => {
+        if (!r.ok) throw new Error(r.message);
+        return r.value;
+      };
+      must(await admin.addApplication({ appId: 7, name: 'Portal', loginUrl: 'https://portal.example/login', tokenLifetimeSeconds: 3600 }));
+      must(await admin.addApplication({ appId: 8, name: 'Closed', loginUrl: 'https://closed.example/login' }));
+      const maria = must(await admin.addUser({ login: 'Maria', password: 'pw', appIds: [2, 7, 8] }));
+      const off = must(await admin.addUser({ login: 'off', password: 'pw', appIds: [2] }));
+      must(await admin.setUserEnabled('off', false));
+      must(await admin.updateApplication(8, { enabled: false }));
+      const seen: TokenAdoptionEvent[] = [];
+      const events = combineAuthEvents({ tokenAdoption: (e) => seen.push(e) }, { tokenAdoption: () => { throw new Error('observer broken'); } });
+      const adopter = createTokenAdopter({ store, clock, layout: LAYOUT, events });
+      const asking = { sourceIp: '203.0.113.7', requestId: 'req-1' };
+      const tokens = Array.from({ length: 9 }, (_, i) => `C0FFEE0${i}-1234-4ABC-9DEF-0123456789AB`);
+      const fp = (token: string): string => hashToken(canonicalToken(token) ?? '').slice(0, 12);
+      const answers: Array<[string, TokenAdoptionResult]> = [
+        [good({ Login: 'maria', AppID: 7 }), 'adopted'],
+        ['<html/>', 'unrecognised'],
+        [good({ Login: 'nobody' }), 'unknown_user'],
+        [good({ Login: 'off' }), 'unknown_user'],
+        [good({ Login: 'maria', AppID: 5 }), 'unknown_app'],
+        [good({ Login: 'maria', AppID: 8 }), 'unknown_app'],
+        [good({ Login: 'maria', ValidUntil: '/Date(0)/' }), 'expired'],
+      ];
+      for (const [i, [answer, result]] of answers.entries()) expect(await adopter.adopt(tokens[i] ?? '', answer, asking), result).toBe(result);
+      expect(await adopter.adopt(tokens[0] ?? '', good({ Login: 'maria', AppID: 7 }))).toBe('already_stored');
+      const told = { legacyExpiresAt: new Date(UNTIL) };
+      expect(seen).toStrictEqual([
+        // The stored expiry: the old one capped at the application's token lifetime (an hour).
+        { result: 'adopted', tokenFp: fp(tokens[0] ?? ''), ctx: asking, userId: maria.userId, login: 'Maria', appId: 7, ...told, expiresAt: new Date(Date.parse('2027-01-10T13:00:00Z')) },
+        { result: 'unrecognised', tokenFp: fp(tokens[1] ?? ''), ctx: asking, userId: null, appId: null, legacyExpiresAt: null },
+        { result: 'unknown_user', tokenFp: fp(tokens[2] ?? ''), ctx: asking, userId: null, unknownLogin: 'nobody', appId: 2, ...told },
+        { result: 'unknown_user', tokenFp: fp(tokens[3] ?? ''), ctx: asking, userId: off.userId, login: 'off', userDisabled: true, appId: 2, ...told },
+        { result: 'unknown_app', tokenFp: fp(tokens[4] ?? ''), ctx: asking, userId: maria.userId, login: 'Maria', appId: 5, ...told, appProblem: 'not-granted' },
+        { result: 'unknown_app', tokenFp: fp(tokens[5] ?? ''), ctx: asking, userId: maria.userId, login: 'Maria', appId: 8, ...told, appProblem: 'app-disabled' },
+        { result: 'expired', tokenFp: fp(tokens[6] ?? ''), ctx: asking, userId: null, appId: 2, legacyExpiresAt: new Date(0) },
+        { result: 'already_stored', tokenFp: fp(tokens[0] ?? ''), userId: maria.userId, login: 'Maria', appId: 7, ...told },
+      ]);
+      // Without an AppID member: several grants leave the application unknown.
+      const noApp: JsonOperationProfile = { ...LAYOUT, success: LAYOUT.success.filter((m) => m.key !== 'AppID') };
+      const several = JSON.stringify({ IsValid: true, Kind: 'session', Login: 'maria', ValidUntil: `/Date(${UNTIL})/` });
+      expect(await createTokenAdopter({ store, clock, layout: noApp, events }).adopt(tokens[7] ?? '', several)).toBe('unknown_app');
+      expect(seen.at(-1)).toMatchObject({ result: 'unknown_app', appId: null, appProblem: 'ambiguous' });
+      // The store failing is an error, told to nobody (the metrics count it).
+      const failing = createTokenAdopter({ store: { ...store, importToken: () => Promise.reject(new Error('down')) }, clock, layout: LAYOUT, events });
+      const before = seen.length;
+      expect(await failing.adopt(tokens[8] ?? '', good({ Login: 'maria', AppID: 7 }))).toBe('error');
+      expect(seen).toHaveLength(before);
+    } finally {
+      await store.close();
+    }
   });
 });

@@ -3,15 +3,18 @@
  * SOAP 1.1 client of src/legacy/soap-legacy-tokens.ts asking a stand-in old service that issues
  * upper-case GUIDs. Tokens it issued keep working on svcapi-auth until the end date; forged,
  * revoked and (after the end date) all its tokens do not; an old service that is down, hung or
- * hostile costs a bounded time, sockets and memory, and never touches our own tokens.
+ * hostile costs a bounded time, sockets and memory, and never touches our own tokens. Then the
+ * same against a whole other legacy deployment (the compat tools' stand-in) with its own token
+ * form and failure value, whose tokens its own ValidateUser issued.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createLegacyTokenPassthrough, type LegacyTokenCheckResult, type LegacyTokenPassthroughOptions } from '../../src/domain/legacy-token-passthrough.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
 import { DEFAULT_LEGACY_TOKEN_FORM } from '../../src/domain/token-form.js';
 import { createSoapLegacyTokenService, type SoapLegacyTokenService } from '../../src/legacy/soap-legacy-tokens.js';
-import { BINDINGS, call, type TableRows } from '../support/asmx-client.js';
+import { BINDINGS, buildRequest, call, parseResult, type TableRows } from '../support/asmx-client.js';
 import { fakeClock, SECOND, type FakeClock } from '../support/domain-fakes.js';
+import { startLegacyStandin, STANDIN_PROFILE, STANDIN_USER, type LegacyStandin } from '../support/legacy-standin.js';
 import { createTestStack, seedReference, type TestStack } from '../support/start-app.js';
 import { hangup, refusedUrl, requestsArriving, startLegacyStandIn, type LegacyStandIn } from './legacy-stand-in.js';
 
@@ -188,5 +191,85 @@ describe('token passthrough against a stand-in old service', () => {
     legacy.mode = 'normal';
     expect(await validate(yes, legacy.issue())).toBe(false); // refused until restart
     expect(yes.results).toStrictEqual(['unsafe', 'unsafe']);
+  });
+});
+
+describe('token passthrough against another legacy: its own token form and failure value', () => {
+  // The compat tools' stand-in: a whole other ASMX deployment (test/support/legacy-standin.ts)
+  // that writes its tokens as upper-case GUIDs without braces and answers a failed ValidateUser
+  // with Guid.Empty. Its tokens are issued by its own ValidateUser, before the switch.
+  let other: LegacyStandin;
+  beforeAll(async () => {
+    other = await startLegacyStandin({ tokenLifetimeMs: 3_600_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+    other.hostility.down = false;
+  });
+  afterAll(async () => {
+    await other.close();
+  });
+
+  /** ValidateUser on the old service itself: its token, or its failure value. */
+  async function oldLogin(password: string): Promise<string> {
+    const req = buildRequest('soap11', 'ValidateUser', { login: STANDIN_USER.login, password, AppId: 2, IPAddress: '' });
+    const res = await fetch(`${new URL(other.url).origin}${req.url}`, { method: req.method, headers: req.headers, body: req.payload ?? null });
+    return String(parseResult('soap11', 'ValidateUser', await res.text()));
+  }
+  const askedAbout = (text: string): boolean => other.requests.some((r) => r.body.includes(text) || r.target.includes(text));
+
+  it('its token validates on every operation; its failure value, a token in another form and a forged one are false, the first two never asked', async () => {
+    const token = await oldLogin(STANDIN_USER.password);
+    const failure = await oldLogin('wrong');
+    expect(token).toMatch(/^[0-9A-F]{8}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{4}-[0-9A-F]{12}$/);
+    expect(failure).toBe(STANDIN_PROFILE.validateUser.failureValue);
+    const h = await harness({ url: other.url, tokenForm: STANDIN_PROFILE.tokens.form });
+
+    for (const binding of BINDINGS) expect(await validate(h, token, binding), binding).toBe(true);
+    expect(JSON.parse(String(await call(h.stack.app, 'http-get', 'ValidateUserTokenJSON', {}, { query: `token=${token}` })))).toMatchObject({ valid: true });
+    expect(await newsTitles(h, token)).toContain('Members only');
+    // GetUserLoginURL: the old service's own URL for its token (its profile's template), relayed as is.
+    for (const binding of BINDINGS) {
+      expect(await call(h.stack.app, binding, 'GetUserLoginURL', { token, AppID: 2 }), binding).toBe(`https://gps.example/AutoLogin.aspx?app=2&token=${token}`);
+    }
+
+    const before = other.requests.length;
+    // Guid.Empty is in the GUID form but carries no randomness: never a token, never asked.
+    expect(await validate(h, failure)).toBe(false);
+    expect(await newsTitles(h, failure)).not.toContain('Members only');
+    // The same bits in lower case are not the old service's form (it writes upper case only).
+    expect(await validate(h, token.toLowerCase())).toBe(false);
+    expect(other.requests.slice(before).some((r) => r.body.includes(failure) || r.body.includes(token.toLowerCase()))).toBe(false);
+    const forged = '0DDBA11C-0FFE-4EE1-8BAD-F00DDEADBEEF';
+    expect(await validate(h, forged)).toBe(false);
+    expect(askedAbout(forged)).toBe(true);
+    // Our own token is never asked of it.
+    expect(await validate(h, h.ourToken)).toBe(true);
+    expect(askedAbout(h.ourToken)).toBe(false);
+  });
+
+  it('a token that expires on the old service stops here within the cache time', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] }); // the old service's clock (Date.now); ours is the harness's
+    const token = await oldLogin(STANDIN_USER.password);
+    const h = await harness({ url: other.url, tokenForm: STANDIN_PROFILE.tokens.form, cacheSeconds: 60 });
+    expect(await validate(h, token)).toBe(true);
+    vi.setSystemTime(Date.now() + 3_600_000 + 1000); // its session ended there
+    h.clock.advance(59 * SECOND);
+    expect(await validate(h, token)).toBe(true); // the kept yes
+    h.clock.advance(2 * SECOND);
+    expect(await validate(h, token)).toBe(false);
+    expect(await newsTitles(h, token)).not.toContain('Members only');
+  });
+
+  it('the old service down: false within the timeout, our own tokens unaffected', async () => {
+    const token = await oldLogin(STANDIN_USER.password);
+    const h = await harness({ url: other.url, tokenForm: STANDIN_PROFILE.tokens.form, timeoutMs: 1000, circuitFailures: 2 });
+    other.hostility.down = true;
+    expect(await validate(h, token)).toBe(false);
+    expect(await validate(h, token)).toBe(false);
+    expect(await validate(h, token)).toBe(false);
+    expect(h.results).toStrictEqual(['error', 'error', 'circuit_open']);
+    expect(await validate(h, h.ourToken)).toBe(true);
+    expect(await newsTitles(h, h.ourToken)).toContain('Members only');
   });
 });

@@ -167,6 +167,33 @@ describe('the domain\'s outcomes as audit events', () => {
     expect(recorded[0]).toMatchObject({ type: 'login.throttled', reason: 'throttled', login: 'alice' });
   });
 
+  it('maps token adoptions: `token.adopted` with both expiries, the refusals that matter as `token.adoption-refused`, the others not at all', () => {
+    const recorded: AuditInput[] = [];
+    const events = authAuditEvents((e) => {
+      recorded.push(e);
+    }, { loginFingerprintKey: 'k'.repeat(64) });
+    const base = { tokenFp: '0123456789ab', ctx: { sourceIp: '203.0.113.7', requestId: 'req-1' }, legacyExpiresAt: new Date('2027-03-01T00:00:00Z') };
+    events.tokenAdoption?.({ ...base, result: 'adopted', userId: 4, login: 'Maria', appId: 7, expiresAt: new Date('2027-01-10T20:00:00Z') });
+    events.tokenAdoption?.({ ...base, result: 'unrecognised', userId: null, appId: null, legacyExpiresAt: null });
+    events.tokenAdoption?.({ ...base, result: 'unknown_user', userId: null, unknownLogin: 'Nobody', appId: 2 });
+    events.tokenAdoption?.({ ...base, result: 'unknown_user', userId: 5, login: 'off', userDisabled: true, appId: 2 });
+    events.tokenAdoption?.({ ...base, result: 'unknown_app', userId: 4, login: 'Maria', appId: null, appProblem: 'ambiguous' });
+    // A token ending as it is checked, and two instances adopting at once: ordinary, only counted.
+    events.tokenAdoption?.({ ...base, result: 'expired', userId: null, appId: 2 });
+    events.tokenAdoption?.({ ...base, result: 'already_stored', userId: 4, login: 'Maria', appId: 7 });
+    expect(recorded).toStrictEqual([
+      { type: 'token.adopted', reason: null, requestId: 'req-1', appId: 7, login: 'Maria', sourceIp: '203.0.113.7', tokenFp: '0123456789ab', detail: { userId: 4, legacyExpiresAt: '2027-03-01T00:00:00.000Z', expiresAt: '2027-01-10T20:00:00.000Z' } },
+      { type: 'token.adoption-refused', reason: 'unrecognised', requestId: 'req-1', appId: null, login: null, sourceIp: '203.0.113.7', tokenFp: '0123456789ab', detail: { userId: null, legacyExpiresAt: null } },
+      // The old service's login of nobody here: only its keyed fingerprint, as a typed one.
+      { type: 'token.adoption-refused', reason: 'unknown_user', requestId: 'req-1', appId: 2, login: loginFingerprint('k'.repeat(64), 'nobody'), sourceIp: '203.0.113.7', tokenFp: '0123456789ab', detail: { userId: null, legacyExpiresAt: '2027-03-01T00:00:00.000Z' } },
+      { type: 'token.adoption-refused', reason: 'unknown_user', requestId: 'req-1', appId: 2, login: 'off', sourceIp: '203.0.113.7', tokenFp: '0123456789ab', detail: { userId: 5, legacyExpiresAt: '2027-03-01T00:00:00.000Z', userDisabled: true } },
+      { type: 'token.adoption-refused', reason: 'unknown_app', requestId: 'req-1', appId: null, login: 'Maria', sourceIp: '203.0.113.7', tokenFp: '0123456789ab', detail: { userId: 4, legacyExpiresAt: '2027-03-01T00:00:00.000Z', appProblem: 'ambiguous' } },
+    ]);
+    // Without the request (an adoption started elsewhere): no request id or address.
+    events.tokenAdoption?.({ result: 'adopted', tokenFp: 'ba9876543210', userId: 4, login: 'Maria', appId: 7, legacyExpiresAt: base.legacyExpiresAt, expiresAt: base.legacyExpiresAt });
+    expect(recorded.at(-1)).toMatchObject({ requestId: null, sourceIp: null });
+  });
+
   it('an observer that throws changes no answer', async () => {
     const store = await memoryStore();
     const hasher = fakeHasher();

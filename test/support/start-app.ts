@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { buildApp } from '../../src/http/app.js';
 import { injectable, type InjectableApp } from './inject.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
+import type { AuthEvents } from '../../src/domain/auth-events.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
 import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
@@ -31,6 +32,7 @@ export interface TestStack {
   readonly store: Store;
   readonly service: AuthService;
   readonly admin: AdminService;
+  /** The SQLite file; '' on another database (`databaseUrl`). */
   readonly dbPath: string;
   close(): Promise<void>;
 }
@@ -64,12 +66,19 @@ export interface StackOptions {
   readonly logger?: Logger;
   /** Token passthrough: tokens unknown here asked of the old service (built on the stack's store when adoption needs it). */
   readonly legacyTokens?: LegacyTokenPassthrough | ((store: Store) => LegacyTokenPassthrough);
+  /** Observers of the service's outcomes (e.g. an audit trail's events). */
+  readonly events?: AuthEvents;
+  /**
+   * The database (a `postgres://...?schema=` URL of test/support/postgres.ts: the caller drops
+   * the schema); default a fresh SQLite file.
+   */
+  readonly databaseUrl?: string;
 }
 
 export async function createTestStack(options: StackOptions = {}): Promise<TestStack> {
   const dir = mkdtempSync(join(tmpdir(), 'svcapi-auth-test-'));
-  const dbPath = join(dir, 'test.db');
-  const store = await openStore(`sqlite:${dbPath}`);
+  const dbPath = options.databaseUrl === undefined ? join(dir, 'test.db') : '';
+  const store = await openStore(options.databaseUrl ?? `sqlite:${dbPath}`);
   const hasher = options.hasher ?? createPasswordHasher();
   const throttle = options.throttle ?? DEFAULT_THROTTLE_POLICY;
   const legacy = options.legacy === undefined || 'vouch' in options.legacy
@@ -78,6 +87,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const profile = options.profile;
   const service = createAuthService({
     store, hasher, ...(options.clock ? { clock: options.clock } : {}), ...(legacy ? { legacy } : {}), ...(throttle !== false && { throttle }),
+    ...(options.events !== undefined && { events: options.events }),
     ...(profile !== undefined && { tokenForm: profile.tokens.form, loginUrl: profile.loginUrl }),
     ...(options.legacyTokens !== undefined && { legacyTokens: typeof options.legacyTokens === 'function' ? options.legacyTokens(store) : options.legacyTokens }),
     ...(profile !== undefined && profile.whatsNew.maxRows !== null && { maxNews: profile.whatsNew.maxRows }),
