@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
+  readonly performance: { readonly tokenCacheEntries: number; readonly tokenReadWithRevisions: boolean; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -486,6 +486,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   // --- speed-ups with an off switch (docs/architecture.md) ---
   const performance = {
     tokenCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_TOKEN_CACHE_ENTRIES', fromFile('performance.tokenCacheEntries')), 50_000, 0, 10_000_000),
+    // A token not in memory is read with the turn's revisions, in one snapshot (domain/revision-gate.ts).
+    tokenReadWithRevisions: boolean(pick(undefined, '', env, 'SVCAPI_TOKEN_READ_WITH_REVISIONS', fromFile('performance.tokenReadWithRevisions')), true),
     newsCacheEntries: integer(pick(undefined, '', env, 'SVCAPI_NEWS_CACHE_ENTRIES', fromFile('performance.newsCacheEntries')), 1000, 0, 1_000_000),
     shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
     shadowPipelining: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_PIPELINING', fromFile('performance.shadowPipelining')), true),

@@ -144,6 +144,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
       tokenCacheEntries: config.performance.tokenCacheEntries,
+      tokenReadWithRevisions: config.performance.tokenReadWithRevisions,
       newsCacheEntries: config.performance.newsCacheEntries,
       ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (docs/security.md#brute-force-protection).

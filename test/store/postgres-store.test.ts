@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { openStore } from '../../src/store/open-store.js';
-import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL } from '../../src/store/postgres/postgres-store.js';
+import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL, REVISIONS_WITH_TOKENS_SQL } from '../../src/store/postgres/postgres-store.js';
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/postgres-migrations.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import type { Store, User } from '../../src/store/store.js';
@@ -116,6 +116,36 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
         statements.mockRestore();
         await store.close();
       }
+    });
+
+    it('reads the revisions with a turn\'s tokens as one statement, through the primary key index', async () => {
+      const { url, schema } = freshUrl();
+      const store = await openStore(url);
+      const statements = vi.spyOn(pg.Pool.prototype, 'query');
+      try {
+        const alice = await addUser(store, 'alice');
+        const now = Date.now();
+        const hashes = Array.from({ length: 40 }, () => hash());
+        for (const tokenHash of hashes.slice(0, 20)) {
+          expect(await store.insertSession({ tokenHash, userId: alice.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(now), expiresAt: new Date(now + HOUR) }, { passwordHash: 'h-alice' })).toBe(true);
+        }
+        statements.mockClear();
+        const read = await store.revisionsWithTokens(hashes);
+        expect(statements).toHaveBeenCalledTimes(1);
+        expect([...read.tokens.keys()].sort()).toEqual(hashes.slice(0, 20).sort());
+        expect(read.revisions).toEqual(await store.revisions());
+      } finally {
+        statements.mockRestore();
+        await store.close();
+      }
+      const plan = await withAdminClient(async (client) => {
+        await client.query(`SET search_path = "${schema}"`);
+        await client.query('SET enable_seqscan = off');
+        return (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${REVISIONS_WITH_TOKENS_SQL}`.replace('$1', `ARRAY['${'a'.repeat(64)}', '${'b'.repeat(64)}']`))).rows;
+      });
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/(Index Scan using|Bitmap Index Scan on) tokens_pkey/);
+      expect(text).not.toMatch(/Seq Scan on tokens/);
     });
 
     it('looks a turn\'s tokens up through the primary key index in one statement', async () => {

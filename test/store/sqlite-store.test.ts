@@ -132,7 +132,7 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
-  it('reads the token lookups of one turn in one read transaction, and a lone lookup without one', async () => {
+  it('reads the token lookups of one turn in one read transaction, and a lone lookup without one; the revisions with a turn\'s tokens in one too', async () => {
     const probe = new Database(':memory:');
     const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown; get: (...a: unknown[]) => unknown };
     probe.close();
@@ -156,6 +156,11 @@ describe('SQLite adapter specifics', () => {
       ran.length = 0;
       expect((await store.findToken(hashes[0] ?? ''))?.tokenHash).toBe(hashes[0]);
       expect(ran).toEqual(['SELECT t.token_hash,']);
+      // The revisions and a turn's tokens (revision-gate.ts): one read transaction, so one snapshot.
+      ran.length = 0;
+      const read = await store.revisionsWithTokens(hashes);
+      expect([...read.tokens.keys()]).toEqual(hashes.slice(0, 10));
+      expect(ran).toEqual(['BEGIN DEFERRED', 'SELECT (SELECT', ...hashes.map(() => 'SELECT t.token_hash,'), 'COMMIT']);
     } finally {
       Object.assign(proto, { run, get });
       await store.close();

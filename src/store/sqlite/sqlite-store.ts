@@ -8,7 +8,7 @@ import type {
   Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser,
   PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
-import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
+import type { LegacyMigrationInput, PasswordHashRow, RevisionsWithTokens } from '../store.js';
 import type { AdminAccountCredentials, NewAdminSession } from '../store.js';
 import type { NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
 import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
@@ -426,6 +426,17 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     }
     return found;
   });
+  // revisionsWithTokens: the revisions and the turn's token lookups in one read transaction (one
+  // WAL read lock and snapshot for all; revision-gate.ts).
+  const revisionsWithTokensTx = db.transaction((hashes: readonly string[]): RevisionsWithTokens => {
+    const row = s.revisions.get() as unknown[];
+    const tokens = new Map<string, TokenRecord>();
+    for (const hash of hashes) {
+      const record = findTokenRow(hash);
+      if (record !== null) tokens.set(hash, record);
+    }
+    return { revisions: toStoreRevisions(row[0], row[1]), tokens };
+  });
   const findTokenPerTurn = lookupPerTurn<TokenRecord>((hashes) => {
     if (hashes.length > 1) return findTokensTx.deferred(hashes);
     const record = findTokenRow(hashes[0] ?? '');
@@ -806,6 +817,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     async revisions() {
       const row = s.revisions.get() as unknown[];
       return toStoreRevisions(row[0], row[1]);
+    },
+    async revisionsWithTokens(hashes) {
+      return revisionsWithTokensTx.deferred(hashes);
     },
     async getNews(newsId) {
       const row = s.getNews.get({ newsId }) as Row | undefined;
