@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly tokenReadWithRevisions: boolean; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
+  readonly performance: { readonly tokenCacheEntries: number; readonly tokenReadWithRevisions: boolean; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number; readonly sqliteCheckInBackground: boolean };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -496,6 +496,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
     // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
     sqliteMmapMiB: integer(pick(undefined, '', env, 'SVCAPI_SQLITE_MMAP_MIB', fromFile('performance.sqliteMmapMiB')), 2047, 0, 1_048_576),
+    // `serve` checks a SQLite file (quick_check) in the background instead of before it listens (store/sqlite/background-check.ts).
+    sqliteCheckInBackground: boolean(pick(undefined, '', env, 'SVCAPI_SQLITE_CHECK_IN_BACKGROUND', fromFile('performance.sqliteCheckInBackground')), true),
   };
 
   // --- the compatibility profile: what the old service's clients parse ---

@@ -9,6 +9,8 @@ import { applySqliteMigrations, SQLITE_MIGRATIONS } from '../../src/store/sqlite
 import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeGroupCommitContract } from './group-commit-contract.js';
+import { damageNewsPage } from '../support/damaged-sqlite.js';
+import type { IntegrityCheckResult } from '../../src/store/sqlite/background-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -130,6 +132,48 @@ describe('SQLite adapter specifics', () => {
       statementProto.run = run;
       await store.close();
     }
+  });
+
+  it('checks the whole file in the background when asked: opened at once, damage reported afterwards with the message of a check before opening', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    damageNewsPage(path);
+    // A check before opening refuses the file: the message the background check must give too.
+    const before = (() => {
+      try {
+        openSqliteStore({ path });
+        return null;
+      } catch (error) {
+        return error as Error;
+      }
+    })();
+    expect(before?.message).toMatch(/is damaged \(.+\); restore it from a backup/);
+    const results: IntegrityCheckResult[] = [];
+    const reported = new Promise<IntegrityCheckResult>((resolve) => {
+      const store = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => { results.push(r); resolve(r); } });
+      // Open and serving before the check is done: it cannot have answered during this synchronous call.
+      expect(results).toEqual([]);
+      void store.ping().then(() => reported.finally(() => store.close()));
+    });
+    const result = await reported;
+    expect(result.kind).toBe('damaged');
+    if (result.kind !== 'damaged') throw new Error('unreachable');
+    expect(result.error.problem).toBe('damaged');
+    expect(result.error.message).toBe(before?.message);
+  });
+
+  it('finds nothing in a sound file in the background, and a store closed first ends its check without a word', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const sound = await new Promise<IntegrityCheckResult>((resolve) => {
+      const store = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => { void store.close().then(() => resolve(r)); } });
+    });
+    expect(sound.kind).toBe('sound');
+    const results: IntegrityCheckResult[] = [];
+    const closed = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => results.push(r) });
+    await closed.close();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(results).toEqual([]);
   });
 
   it('reads the token lookups of one turn in one read transaction, and a lone lookup without one; the revisions with a turn\'s tokens in one too', async () => {
