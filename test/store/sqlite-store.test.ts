@@ -10,6 +10,8 @@ import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeGroupCommitContract } from './group-commit-contract.js';
 import { damageNewsPage } from '../support/damaged-sqlite.js';
+import { PURGE_THREAD_CACHE_KIB, startPurgeThread } from '../../src/store/sqlite/purge-thread.js';
+import { createRequire } from 'node:module';
 import type { IntegrityCheckResult } from '../../src/store/sqlite/background-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-store-'));
@@ -237,6 +239,19 @@ describe('SQLite adapter specifics', () => {
     } finally {
       proto.run = run;
       await store.close();
+    }
+  });
+
+  it('gives the purge thread\'s connection a small page cache (its memory), not the 16 MB default', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const thread = startPurgeThread({ path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') });
+    try {
+      expect(await thread.cacheKiB()).toBe(PURGE_THREAD_CACHE_KIB);
+      expect(PURGE_THREAD_CACHE_KIB).toBeLessThanOrEqual(2048);
+      expect(await thread.purge(Date.now(), 10)).toBe(0);
+    } finally {
+      await thread.close();
     }
   });
 
