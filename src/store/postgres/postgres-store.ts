@@ -19,6 +19,7 @@ import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
 import { lookupPerTurn } from '../lookup-batch.js';
+import { FAST_TIMESTAMPS } from './timestamp-parser.js';
 import { APP_COLUMNS, auditQuerySql, NEWS_COLUMNS, postgresValues, SQL, type SharedSql } from '../shared-sql.js';
 import { batchableSession, createTokenBatch } from './token-batch.js';
 
@@ -273,9 +274,12 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     return c.query<Row>(name === undefined ? { text: statement.postgres, values } : { name, text: statement.postgres, values });
   }
 
-  /** A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS). */
+  /**
+   * A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS),
+   * and its timestamps read by timestamp-parser.ts (three or more per token row).
+   */
   async function readArrays(name: string | null, text: string, values: readonly unknown[]): Promise<unknown[][]> {
-    const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array' };
+    const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array', types: FAST_TIMESTAMPS };
     return (await onPool(true, () => pool.query<unknown[]>(config))).rows;
   }
 
