@@ -15,7 +15,9 @@ import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import type { Config } from '../config/config.js';
 import { openCliStore } from './cli-store.js';
-import { CliError, EXIT_USAGE, type CliIo } from './cli-io.js';
+import { CliError, EXIT_DB_DAMAGED, EXIT_USAGE, type CliIo } from './cli-io.js';
+import type { IntegrityCheckResult } from '../store/sqlite/background-check.js';
+import { parseDatabaseUrl } from '../store/open-store.js';
 import { serve } from './serve.js';
 import { MAX_WORKERS, parseWorkers } from './workers-count.js';
 
@@ -62,8 +64,26 @@ interface Slot {
 
 async function runPrimary(config: Config, io: CliIo, count: number): Promise<number> {
   // Once, here; the workers' own migration step then finds nothing to do (and would be safe anyway).
-  // Also the one integrity check (PRAGMA quick_check): the workers do not repeat it.
-  await (await openCliStore(config.databaseUrl, { create: true })).close();
+  // Also the one integrity check (PRAGMA quick_check): the workers do not repeat it. On a SQLite
+  // file it runs in the background while the workers start and serve (as in serve.ts), the
+  // store kept open until it is done; damage found stops them all.
+  const background = config.performance.sqliteCheckInBackground;
+  const location = parseDatabaseUrl(config.databaseUrl);
+  let checked: (result: IntegrityCheckResult | null) => void = () => undefined;
+  const checkResult = new Promise<IntegrityCheckResult | null>((resolve) => {
+    checked = resolve;
+  });
+  const store = await openCliStore(config.databaseUrl, {
+    create: true, integrityCheck: background ? 'background' : true, onIntegrityCheck: (result) => checked(result),
+  });
+  // PostgreSQL, memory, or a check made before opening: nothing more to wait for.
+  if (!background || location.kind !== 'sqlite' || location.path === ':memory:') checked(null);
+  let storeOpen = true;
+  const closeStore = async (): Promise<void> => {
+    if (!storeOpen) return;
+    storeOpen = false;
+    await store.close();
+  };
 
   const log = (text: string): void => {
     io.stderr.write(`svcapi-auth primary ${process.pid}: ${text}\n`);
@@ -182,5 +202,17 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     process.on('SIGHUP', onHangUp);
     io.signal?.addEventListener('abort', onAbort, { once: true });
     for (const slot of slots) fork(slot);
-  });
+
+    void checkResult.then(async (result) => {
+      await closeStore();
+      if (result === null || stopping) return;
+      if (result.kind === 'damaged') {
+        io.stderr.write(`error: ${result.error.message}\n`);
+        exitCode = EXIT_DB_DAMAGED;
+        shutdown('database damaged');
+      } else if (result.kind === 'not-run') {
+        log(`the database check (quick_check) could not run; the file was not checked: ${result.reason}`);
+      }
+    });
+  }).finally(closeStore);
 }

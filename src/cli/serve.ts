@@ -16,11 +16,14 @@ import { createLegacyGuard, legacyAnswerRules } from '../domain/legacy-guard.js'
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { createLogger } from '../ops/logger.js';
+import type { Logger } from 'pino';
 import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
-import { openCliStore } from './cli-store.js';
+import { databaseFailure, openCliStore } from './cli-store.js';
+import type { DatabaseError } from '../store/database-errors.js';
+import type { IntegrityCheckResult } from '../store/sqlite/background-check.js';
 import { readLegacyCa, startTokenPassthrough, type TokenPassthroughWiring } from './legacy-passthrough.js';
 import { wireConsole } from '../console/console-wiring.js';
 
@@ -76,6 +79,44 @@ function stopRequested(io: CliIo): { promise: Promise<string>; dispose: () => vo
   return { promise, dispose: () => dispose() };
 }
 
+/**
+ * The result of the database check running in the background (integrityCheck 'background'),
+ * which may come before the logger exists: logged once there is one; damage also settles
+ * `damaged`, which stops the service.
+ */
+function integrityWatch(): {
+  report(result: IntegrityCheckResult): void;
+  log(logger: Logger): void;
+  readonly damaged: Promise<void>;
+  found(): DatabaseError | null;
+} {
+  let result: IntegrityCheckResult | null = null;
+  let logger: Logger | null = null;
+  let markDamaged = (): void => undefined;
+  const damaged = new Promise<void>((resolve) => {
+    markDamaged = resolve;
+  });
+  const write = (): void => {
+    if (result === null || logger === null) return;
+    if (result.kind === 'sound') logger.info({ ms: result.ms }, 'database check (quick_check): no damage found');
+    else if (result.kind === 'damaged') logger.error({ ms: result.ms }, result.error.message);
+    else logger.warn({ reason: result.reason }, 'database check (quick_check) could not run; the file was not checked');
+  };
+  return {
+    report(r) {
+      result = r;
+      write();
+      if (r.kind === 'damaged') markDamaged();
+    },
+    log(l) {
+      logger = l;
+      write();
+    },
+    damaged,
+    found: () => (result?.kind === 'damaged' ? result.error : null),
+  };
+}
+
 export interface ServeHooks {
   /** Where the "Service: ..." lines go once listening (default io.stdout); a cluster worker tells its primary instead. */
   readonly announce?: (text: string) => void;
@@ -89,10 +130,14 @@ export interface ServeHooks {
  * finish, then closes the store.
  */
 export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
-  // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign one.
+  // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign
+  // one. A SQLite file is checked whole (quick_check) in the background while the service starts
+  // and serves (store/sqlite/background-check.ts); damage found there stops it as at start.
+  const integrity = integrityWatch();
   const store = await openCliStore(config.databaseUrl, {
-    create: true, integrityCheck: hooks.integrityChecked !== true, groupCommit: config.performance.groupCommit,
-    sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
+    create: true, groupCommit: config.performance.groupCommit, sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
+    integrityCheck: hooks.integrityChecked === true ? false : config.performance.sqliteCheckInBackground ? 'background' : true,
+    onIntegrityCheck: integrity.report,
   });
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
@@ -111,6 +156,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       colorize: config.logFile === null && (io.stdout as { isTTY?: boolean }).isTTY === true,
     });
     process.on('SIGHUP', reopenLogs);
+    integrity.log(logger);
     ops = await createOpsRuntime({ config, store, logger });
     // legacy.caFile: the CA every call to the old service trusts (an https legacy.url).
     const legacyCa = await readLegacyCa(config);
@@ -144,6 +190,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
       tokenCacheEntries: config.performance.tokenCacheEntries,
+      tokenReadWithRevisions: config.performance.tokenReadWithRevisions,
       newsCacheEntries: config.performance.newsCacheEntries,
       ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (docs/security.md#brute-force-protection).
@@ -219,9 +266,11 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     const management = managementUrl === null ? '' : `Management: ${managementUrl} (/health/live, /health/ready, /metrics${config.console.enabled ? ', /admin/' : ''})\n`;
     (hooks.announce ?? ((text: string) => io.stdout.write(text)))(`Service: ${base}\nWSDL: ${base}?WSDL\nHelp page: ${base}\n${management}`);
 
-    const reason = await stop.promise;
+    const reason = await Promise.race([stop.promise, integrity.damaged.then(() => 'database damaged')]);
     logger.info({ reason }, 'shutting down');
     await ops.shutdown(app, reason);
+    const damage = integrity.found();
+    if (damage !== null) throw databaseFailure(damage) ?? damage;
     return 0;
   } finally {
     await mirror?.close();

@@ -86,6 +86,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   // --- speed-ups with an off switch (docs/architecture.md) ---
   const performance = {
     tokenCacheEntries: number('performance.tokenCacheEntries', 'SVCAPI_TOKEN_CACHE_ENTRIES', 50_000, 0, 10_000_000),
+    // A token not in memory is read with the turn's revisions, in one snapshot (domain/revision-gate.ts).
+    tokenReadWithRevisions: bool('performance.tokenReadWithRevisions', 'SVCAPI_TOKEN_READ_WITH_REVISIONS', true),
     newsCacheEntries: number('performance.newsCacheEntries', 'SVCAPI_NEWS_CACHE_ENTRIES', 1000, 0, 1_000_000),
     shapeMemo: bool('performance.shapeMemo', 'SVCAPI_SHAPE_MEMO', true),
     tableMemo: bool('performance.tableMemo', 'SVCAPI_TABLE_MEMO', true),
@@ -95,6 +97,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
     // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
     sqliteMmapMiB: number('performance.sqliteMmapMiB', 'SVCAPI_SQLITE_MMAP_MIB', 2047, 0, 1_048_576),
+    // `serve` checks a SQLite file (quick_check) in the background instead of before it listens (store/sqlite/background-check.ts).
+    sqliteCheckInBackground: bool('performance.sqliteCheckInBackground', 'SVCAPI_SQLITE_CHECK_IN_BACKGROUND', true),
   };
 
   const compat = compatSettings(layers);

@@ -30,6 +30,9 @@
  * process's own memory and about as much CPU as the lookup itself). Tokens checked again soon
  * are kept from their second check on, as before. Tokens are keyed by their SHA-256 (what the store keeps), never by the
  * token itself.
+ * - A token the memory does not hold at all would be read whatever the revisions say: it is read
+ *   with them, in the turn's read (revision-gate.ts currentWithToken), and kept, if at all, under
+ *   exactly the revision of that snapshot.
  */
 import type { AccountStore, Application, TokenRecord, TokenStore } from '../store/store.js';
 import { recentMap, type RecentMap } from './recent-map.js';
@@ -51,6 +54,11 @@ export interface AccessCacheOptions {
   readonly maxApplications?: number;
   /** The clock expiry is judged by, in epoch milliseconds (default Date.now). */
   readonly now?: () => number;
+  /**
+   * Read a token the memory does not hold with the turn's revisions, in one snapshot (default
+   * true; performance.tokenReadWithRevisions); false: the revisions first, then the lookup.
+   */
+  readonly readWithRevisions?: boolean;
 }
 
 /**
@@ -91,6 +99,7 @@ interface Kept<T> {
 export function createAccessCache(options: AccessCacheOptions): AccessCache {
   const { store, revisions } = options;
   const now = options.now ?? Date.now;
+  const prefetch = options.readWithRevisions ?? true;
   const unexpired = (record: TokenRecord): boolean => record.expiresAt.getTime() > now();
   const keepable = (record: TokenRecord): boolean =>
     record.kind === 'session' && record.idleTimeoutSeconds === null && record.revokedAt === null
@@ -134,8 +143,24 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
     });
   }
 
+  /**
+   * A token the memory does not hold at all, nor is reading: it will be read whatever the
+   * revisions say, so it is read with them, in the same snapshot (revision-gate.ts
+   * currentWithToken), and kept, if at all, under exactly that revision.
+   */
+  function readWithRevisions(tokenHash: string): Promise<TokenRecord | null> {
+    // Settled once per turn and token (requests of one turn for one token share the read): one miss for the doorkeeper, as in through().
+    return revisions.currentWithToken(tokenHash, ({ revisions: { access }, token }) => {
+      if (token !== null && keepable(token) && recentTokens.seen(tokenHash)) tokens.set(tokenHash, { revision: access, value: token });
+      else tokens.delete(tokenHash);
+      return token;
+    });
+  }
+
   return {
-    findToken: (tokenHash) => through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired, recentTokens.seen),
+    findToken: (tokenHash) => (prefetch && tokens.get(tokenHash) === undefined && !readingTokens.has(tokenHash)
+      ? readWithRevisions(tokenHash)
+      : through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired, recentTokens.seen)),
     getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true, () => true, () => true),
   };
 }

@@ -71,6 +71,10 @@ export interface AuthServiceDeps {
    * 0 reads the store on every call.
    */
   readonly tokenCacheEntries?: number;
+  /** A token not in memory is read with the turn's revisions in one snapshot (default true; access-cache.ts). */
+  readonly tokenReadWithRevisions?: boolean;
+  /** At most one revisions read under way (revision-gate.ts; default false). */
+  readonly revisionReadsOneAtATime?: boolean;
 }
 
 const INVALID: TokenCheck = Object.freeze({ valid: false });
@@ -102,9 +106,10 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const padding = deps.padding ?? createFailurePadding();
   const throttle = deps.throttle === undefined ? null : createLoginThrottle(store, deps.throttle, { now: () => clock.now() });
   // One read of the store's revisions per event-loop turn labels everything kept in memory.
-  const revisions = createRevisionGate(store);
+  const revisions = createRevisionGate(store, { oneAtATime: deps.revisionReadsOneAtATime ?? false });
   const news = createNewsCache({ store, clock, revisions, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
-  const access = createAccessCache({ store, revisions, now: () => clock.now().getTime(), ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }) });
+  const access = createAccessCache({ store, revisions, now: () => clock.now().getTime(), ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }),
+    ...(deps.tokenReadWithRevisions !== undefined && { readWithRevisions: deps.tokenReadWithRevisions }) });
 
   /** A live session token (never a ticket), with its use recorded for sliding expiry. */
   async function checkSession(token: string | null): Promise<SessionCheck> {

@@ -19,7 +19,7 @@ import type { Store } from './store.js';
 /** The reads the operations make (and the service's caches), passed through. */
 const READS: ReadonlySet<string> = new Set<keyof Store>([
   'getApplication', 'listApplications', 'findUserByLoginKey', 'getUser', 'listUsers', 'findToken', 'countActiveTokens',
-  'listNews', 'findPublishedNews', 'publishedNewsSnapshot', 'revisions', 'getNews', 'schemaVersion', 'ping',
+  'listNews', 'findPublishedNews', 'publishedNewsSnapshot', 'revisions', 'revisionsWithTokens', 'getNews', 'schemaVersion', 'ping',
 ]);
 
 const SIMULATED: Partial<Store> = {

@@ -1,5 +1,6 @@
 import type { Store } from './store.js';
 import { openSqliteStore } from './sqlite/sqlite-store.js';
+import type { IntegrityCheckResult } from './sqlite/background-check.js';
 import { openPostgresStore } from './postgres/postgres-store.js';
 import { parseDatabaseUrl } from './database-url.js';
 
@@ -14,8 +15,14 @@ export interface OpenStoreOptions {
    * database that is not svcapi-auth's is refused untouched either way (DatabaseError('foreign')).
    */
   readonly create?: boolean;
-  /** SQLite: PRAGMA quick_check before use (default true); a damaged file is DatabaseError('damaged'). */
-  readonly integrityCheck?: boolean;
+  /**
+   * SQLite: PRAGMA quick_check before use (true, the default; a damaged file is
+   * DatabaseError('damaged')), after the store opened in the background (`'background'`: `serve`;
+   * the result goes to onIntegrityCheck), or none (false).
+   */
+  readonly integrityCheck?: boolean | 'background';
+  /** SQLite, integrityCheck 'background': what the check found (sqlite/background-check.ts). */
+  readonly onIntegrityCheck?: (result: IntegrityCheckResult) => void;
   /** SQLite: bytes of the file read through a memory map (SqliteStoreOptions.mmapBytes; default 0). */
   readonly sqliteMmapBytes?: number;
   /**
@@ -36,6 +43,7 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
     case 'sqlite':
       return openSqliteStore({
         path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true, ...group,
+        ...(options.onIntegrityCheck !== undefined && { onIntegrityCheck: options.onIntegrityCheck }),
         ...(options.sqliteMmapBytes !== undefined && { mmapBytes: options.sqliteMmapBytes }),
       });
     case 'postgres':

@@ -420,6 +420,18 @@ export interface RevisionStore {
    * Callers compare each for equality only.
    */
   revisions(): Promise<StoreRevisions>;
+  /**
+   * revisions() and findToken() of each hash, all as of one snapshot (SQLite: one read
+   * transaction; PostgreSQL: one statement, one round trip), so each row is exactly the row the
+   * store held at those revisions. A hash without a row is absent from `tokens`.
+   */
+  revisionsWithTokens(tokenHashes: readonly string[]): Promise<RevisionsWithTokens>;
+}
+
+/** What RevisionStore.revisionsWithTokens read: the revisions, and the rows found, by hash. */
+export interface RevisionsWithTokens {
+  readonly revisions: StoreRevisions;
+  readonly tokens: ReadonlyMap<string, TokenRecord>;
 }
 
 /** Brute-force protection: the login throttle's counters (docs/security.md#brute-force-protection). */

@@ -14,6 +14,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { SVCAPI_APPLICATION_ID } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { bin, root as projectRoot } from '../ops/support.js';
 import { expectOneLine, runCliCaptured as run, type RunResult } from '../support/run-cli.js';
+import { damageNewsPage } from '../support/damaged-sqlite.js';
 
 const root = mkdtempSync(join(tmpdir(), 'svcapi-dbsafety-'));
 afterAll(() => rmSync(root, { recursive: true, force: true }));
@@ -147,13 +148,22 @@ describe('a SQLite file that is not svcapi-auth\'s', () => {
 });
 
 describe('a damaged database', () => {
-  it('makes every command, serve included, refuse with one line and exit 5 (PRAGMA quick_check at start)', async () => {
+  it('makes every command, serve included, refuse with one line and exit 5 (PRAGMA quick_check: before opening, or serve\'s in the background)', async () => {
     const path = await migrated();
     await withSomeData(path);
     corrupt(path);
     for (const command of [['user', 'list'], ['app', 'add', '7', 'Portal'], ['migrate'], ['backup', join(dirname(path), 'b.db')], ['serve', '--port', '0', '--management-port', 'off', '--log-level', 'silent']]) {
       expectOneLine(await run([...command, '--db', path]), 5, /the database .*auth\.db is damaged \(.*\); restore it from a backup/);
     }
+  });
+
+  it('serve checks the file\'s pages in the background and stops on damage found there, with the same line and exit 5', async () => {
+    // Damage where opening and migrating do not look: only the whole-file check finds it.
+    const path = await migrated();
+    damageNewsPage(path);
+    expectOneLine(await run(['serve', '--port', '0', '--management-port', 'off', '--log-level', 'silent', '--db', path]), 5, /the database .*auth\.db is damaged \(.*\); restore it from a backup/);
+    // Checked before listening (the off switch): refused the same way.
+    expectOneLine(await run(['serve', '--port', '0', '--management-port', 'off', '--log-level', 'silent', '--db', path], { env: { SVCAPI_SQLITE_CHECK_IN_BACKGROUND: 'false' } }), 5, /the database .*auth\.db is damaged \(.*\); restore it from a backup/);
   });
 
   it('a file that is not SQLite at all is refused the same way', async () => {

@@ -12,6 +12,7 @@ import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
 import { buildRequest, parseResult, type Args } from '../support/asmx-client.js';
+import { damageNewsPage } from '../support/damaged-sqlite.js';
 import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
 import { killAll, requireDist, startServer, type ServerProcess } from '../support/server-process.js';
 
@@ -89,6 +90,9 @@ describe('serve --workers', () => {
     const server = await startServer(['--db', db, '--workers', '2']);
     expect(server.output().match(/^Service: /gm)).toHaveLength(1);
     const pid = server.child.pid ?? 0;
+    // The workers, once the primary's check of the file in the background (a child of its own) is done.
+    const settled = Date.now() + 10_000;
+    while (Date.now() < settled && childrenOf(pid).length !== 2) await new Promise((r) => setTimeout(r, 100));
     expect(childrenOf(pid)).toHaveLength(2);
     const tokens = await issueAndValidate(server, 3);
 
@@ -116,6 +120,19 @@ describe('serve --workers', () => {
     expect(server.output().match(/^Service: /gm)).toHaveLength(1);
     await issueAndValidate(server, 3);
     await stop(server);
+  });
+
+  it('on a SQLite file damaged where only the whole-file check looks: the workers start, then all stop, exit 5 with the one line', async () => {
+    requireDist();
+    const path = join(dir, 'damaged.db');
+    await (await openStore(`sqlite:${path}`)).close();
+    damageNewsPage(path);
+    const server = await startServer(['--db', `sqlite:${path}`, '--workers', '2']).catch((error: Error) => error);
+    // The check may end before a worker listens: then startServer saw the exit, and its error holds the output.
+    const output = server instanceof Error ? server.message : (await server.exited, server.output());
+    if (!(server instanceof Error)) expect((await server.exited).code).toBe(5);
+    else expect(output).toMatch(/server exited \(5\)/);
+    expect(output).toMatch(/^error: the database .*damaged\.db is damaged \(.*\); restore it from a backup$/m);
   });
 
   it('refuses a bad worker count', async () => {

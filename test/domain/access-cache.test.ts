@@ -143,13 +143,35 @@ describe('token validation memory', () => {
     }
   });
 
+  it('reads a token the memory does not hold with the turn\'s revisions, never with a read that started before its request', async () => {
+    const w = await makeWorld(freshSqlite(), { revisionsDelayMs: 30 });
+    try {
+      const token = await login(w.service);
+      const [revisions, rows] = [w.revisionReads(), w.tokenReads()];
+      const before = w.service.validateUserToken(token, ctx); // not in memory: rides on the turn's read
+      await nextTurn(); // that read has started
+      await must(w.admin.revokeTokens({ login: 'alice' }));
+      const after = w.service.validateUserToken(token, ctx); // arrives after the revocation committed
+      expect((await after).valid).toBe(false);
+      expect((await before).valid).toBe(true);
+      expect(w.revisionReads() - revisions).toBe(2); // one read each, the token with it: no lookup of its own
+      expect(w.tokenReads() - rows).toBe(2);
+    } finally {
+      await w.close();
+    }
+  });
+
   it('fails the requests of a turn whose revisions read fails, and serves nothing from memory meanwhile', async () => {
     const w = await makeWorld(freshSqlite());
     try {
       const token = await login(w.service);
       expect(await valid(w, token)).toBe(true);
       const broken = createAuthService({
-        store: { ...w.store, revisions: async () => { throw new Error('database unavailable'); } },
+        store: {
+          ...w.store,
+          revisions: async () => { throw new Error('database unavailable'); },
+          revisionsWithTokens: async () => { throw new Error('database unavailable'); },
+        },
         hasher: fakeHasher(), clock: w.clock, random: counterRandom(),
       });
       const answers = await Promise.allSettled([broken.validateUserToken(token, ctx), broken.validateUserToken(token, ctx)]);

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { openStore } from '../../src/store/open-store.js';
-import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL } from '../../src/store/postgres/postgres-store.js';
+import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL, REVISIONS_WITH_TOKENS_SQL } from '../../src/store/postgres/postgres-store.js';
+import { parseTimestamptz } from '../../src/store/postgres/timestamp-parser.js';
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/postgres-migrations.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import type { Store, User } from '../../src/store/store.js';
@@ -115,6 +116,49 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       } finally {
         statements.mockRestore();
         await store.close();
+      }
+    });
+
+    it('reads the revisions with a turn\'s tokens as one statement, through the primary key index', async () => {
+      const { url, schema } = freshUrl();
+      const store = await openStore(url);
+      const statements = vi.spyOn(pg.Pool.prototype, 'query');
+      try {
+        const alice = await addUser(store, 'alice');
+        const now = Date.now();
+        const hashes = Array.from({ length: 40 }, () => hash());
+        for (const tokenHash of hashes.slice(0, 20)) {
+          expect(await store.insertSession({ tokenHash, userId: alice.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(now), expiresAt: new Date(now + HOUR) }, { passwordHash: 'h-alice' })).toBe(true);
+        }
+        statements.mockClear();
+        const read = await store.revisionsWithTokens(hashes);
+        expect(statements).toHaveBeenCalledTimes(1);
+        expect([...read.tokens.keys()].sort()).toEqual(hashes.slice(0, 20).sort());
+        expect(read.revisions).toEqual(await store.revisions());
+      } finally {
+        statements.mockRestore();
+        await store.close();
+      }
+      const plan = await withAdminClient(async (client) => {
+        await client.query(`SET search_path = "${schema}"`);
+        await client.query('SET enable_seqscan = off');
+        return (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${REVISIONS_WITH_TOKENS_SQL}`.replace('$1', `ARRAY['${'a'.repeat(64)}', '${'b'.repeat(64)}']`))).rows;
+      });
+      const text = plan.map((r) => r['QUERY PLAN']).join('\n');
+      expect(text).toMatch(/(Index Scan using|Bitmap Index Scan on) tokens_pkey/);
+      expect(text).not.toMatch(/Seq Scan on tokens/);
+    });
+
+    it('reads the timestamps PostgreSQL writes in any time zone as node-postgres\' own parser does (the token reads\' parser)', async () => {
+      const standard = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ, 'text') as (text: string) => Date;
+      for (const zone of ['UTC', 'Asia/Kolkata', 'America/St_Johns', 'Asia/Kathmandu', 'Europe/Amsterdam', 'Pacific/Chatham']) {
+        const texts = await withAdminClient(async (client) => {
+          await client.query(`SET TIME ZONE '${zone}'`);
+          // From 1850 (offsets in seconds: local mean time) to 2200, microseconds and all.
+          return (await client.query<{ t: string }>(`SELECT (timestamptz '1850-01-01 00:00:00+00' + n * interval '127 days 3 hours 17 minutes 0.000731 seconds')::text AS t
+            FROM generate_series(0, 1000) n`)).rows.map((r) => r.t);
+        });
+        for (const text of texts) expect((parseTimestamptz(text) as Date).getTime(), `${zone}: ${text}`).toBe(standard(text).getTime());
       }
     });
 

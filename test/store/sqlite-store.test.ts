@@ -9,6 +9,10 @@ import { applySqliteMigrations, SQLITE_MIGRATIONS } from '../../src/store/sqlite
 import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import { describeStoreContract } from './store-contract.js';
 import { describeGroupCommitContract } from './group-commit-contract.js';
+import { damageNewsPage } from '../support/damaged-sqlite.js';
+import { PURGE_THREAD_CACHE_KIB, startPurgeThread } from '../../src/store/sqlite/purge-thread.js';
+import { createRequire } from 'node:module';
+import type { IntegrityCheckResult } from '../../src/store/sqlite/background-check.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-store-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -132,6 +136,79 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
+  it('checks the whole file in the background when asked: opened at once, damage reported afterwards with the message of a check before opening', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    damageNewsPage(path);
+    // A check before opening refuses the file: the message the background check must give too.
+    const before = (() => {
+      try {
+        openSqliteStore({ path });
+        return null;
+      } catch (error) {
+        return error as Error;
+      }
+    })();
+    expect(before?.message).toMatch(/is damaged \(.+\); restore it from a backup/);
+    const results: IntegrityCheckResult[] = [];
+    const reported = new Promise<IntegrityCheckResult>((resolve) => {
+      const store = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => { results.push(r); resolve(r); } });
+      // Open and serving before the check is done: it cannot have answered during this synchronous call.
+      expect(results).toEqual([]);
+      void store.ping().then(() => reported.finally(() => store.close()));
+    });
+    const result = await reported;
+    expect(result.kind).toBe('damaged');
+    if (result.kind !== 'damaged') throw new Error('unreachable');
+    expect(result.error.problem).toBe('damaged');
+    expect(result.error.message).toBe(before?.message);
+  });
+
+  it('finds nothing in a sound file in the background, and a store closed first ends its check without a word', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const sound = await new Promise<IntegrityCheckResult>((resolve) => {
+      const store = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => { void store.close().then(() => resolve(r)); } });
+    });
+    expect(sound.kind).toBe('sound');
+    const results: IntegrityCheckResult[] = [];
+    const closed = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => results.push(r) });
+    await closed.close();
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(results).toEqual([]);
+  });
+
+  it('reads the revisions with a turn\'s tokens in one read transaction; a lone lookup without one', async () => {
+    const probe = new Database(':memory:');
+    const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown; get: (...a: unknown[]) => unknown };
+    probe.close();
+    const store = await openStore(`sqlite:${freshFile()}`);
+    const user = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+    if (!user.ok) throw new Error('setup');
+    const now = Date.now();
+    const hashes = Array.from({ length: 30 }, (_, i) => createHash('sha256').update(`t${i}`).digest('hex'));
+    for (const tokenHash of hashes.slice(0, 10)) {
+      await store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(now), expiresAt: new Date(now + 60_000) }, { passwordHash: 'h' });
+    }
+    const ran: string[] = [];
+    const { run, get } = proto;
+    const word = (sql: string): string => sql.trim().split(/\s+/).slice(0, 2).join(' ');
+    proto.run = function (this: { source: string }, ...a: unknown[]): unknown { ran.push(word(this.source)); return run.apply(this, a); };
+    proto.get = function (this: { source: string }, ...a: unknown[]): unknown { ran.push(word(this.source)); return get.apply(this, a); };
+    try {
+      expect((await store.findToken(hashes[0] ?? ''))?.tokenHash).toBe(hashes[0]);
+      expect(ran).toEqual(['SELECT t.token_hash,']);
+      // The revisions and a turn's tokens (revision-gate.ts): one read transaction, so one snapshot.
+      ran.length = 0;
+      const read = await store.revisionsWithTokens(hashes);
+      expect([...read.tokens.keys()]).toEqual(hashes.slice(0, 10));
+      expect(ran).toEqual(['BEGIN DEFERRED', 'SELECT (SELECT', ...hashes.map(() => 'SELECT t.token_hash,'), 'COMMIT']);
+    } finally {
+      Object.assign(proto, { run, get });
+      await store.close();
+    }
+  });
+
   it('purges a file\'s expired tokens on a thread of its own: no DELETE on the serving connection, the rows gone all the same', async () => {
     const probe = new Database(':memory:');
     const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { run: (...a: unknown[]) => unknown };
@@ -158,6 +235,19 @@ describe('SQLite adapter specifics', () => {
     } finally {
       proto.run = run;
       await store.close();
+    }
+  });
+
+  it('gives the purge thread\'s connection a small page cache (its memory), not the 16 MB default', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const thread = startPurgeThread({ path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') });
+    try {
+      expect(await thread.cacheKiB()).toBe(PURGE_THREAD_CACHE_KIB);
+      expect(PURGE_THREAD_CACHE_KIB).toBeLessThanOrEqual(2048);
+      expect(await thread.purge(Date.now(), 10)).toBe(0);
+    } finally {
+      await thread.close();
     }
   });
 

@@ -414,6 +414,23 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(answers[0]).toEqual(await store.findToken(known[0] ?? ''));
       });
 
+      it('reads the revisions and tokens together: findToken\'s rows, no row for an unknown hash, revisions() as of the same read', async () => {
+        const alice = await addUser('alice');
+        const known: string[] = [];
+        for (let i = 0; i < 300; i++) known.push(await addSession(alice, 2, { expiresAt: at(HOUR + i) }));
+        const unknown = Array.from({ length: 40 }, () => newHash());
+        const read = await store.revisionsWithTokens([...known, ...unknown]);
+        expect(read.revisions).toEqual(await store.revisions());
+        expect([...read.tokens.keys()].sort()).toEqual([...known].sort());
+        for (const hash of known.slice(0, 30)) expect(read.tokens.get(hash)).toEqual(await store.findToken(hash));
+        expect(await store.revisionsWithTokens([])).toEqual({ revisions: await store.revisions(), tokens: new Map() });
+        // A write that moves the access revision is seen by the next read, with the row it changed.
+        expect(await store.revokeTokens({ tokenHash: known[0] ?? '' }, at(1000))).toBe(1);
+        const after = await store.revisionsWithTokens([known[0] ?? '']);
+        expect(after.revisions.access).not.toBe(read.revisions.access);
+        expect(after.tokens.get(known[0] ?? '')?.revokedAt).toEqual(at(1000));
+      });
+
       it('deletes tokens that expired before a given time', async () => {
         const alice = await addUser('alice');
         const old = await addSession(alice, 2, { expiresAt: at(HOUR) });

@@ -29,6 +29,15 @@ export function countingStore(store: Store, revisionsDelayMs = 0): { store: Stor
       if (revisionsDelayMs > 0) await sleep(revisionsDelayMs); // a slow round trip: the value is as of its start
       return revisions;
     },
+    // The turn's read with the tokens the memory does not hold (revision-gate.ts): one revisions
+    // read, and a token read per hash.
+    revisionsWithTokens: async (hashes) => {
+      revisionReads++;
+      tokenReads += hashes.length;
+      const read = await store.revisionsWithTokens(hashes);
+      if (revisionsDelayMs > 0) await sleep(revisionsDelayMs);
+      return read;
+    },
     findToken: async (hash) => {
       tokenReads++;
       return store.findToken(hash);

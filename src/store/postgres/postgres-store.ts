@@ -3,7 +3,7 @@ import type {
   ApplicationPatch, ImportedToken, InsertApplicationResult, InsertUserResult, LegacyMigrationInput, NewNews, NewToken, NewUser,
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
-import type { AdminAccountCredentials } from '../store.js';
+import type { AdminAccountCredentials, RevisionsWithTokens, StoreRevisions } from '../store.js';
 import type { NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
 import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
@@ -19,6 +19,7 @@ import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
 import { lookupPerTurn } from '../lookup-batch.js';
+import { FAST_TIMESTAMPS } from './timestamp-parser.js';
 import { APP_COLUMNS, auditQuerySql, NEWS_COLUMNS, postgresValues, SQL, type SharedSql } from '../shared-sql.js';
 import { batchableSession, createTokenBatch } from './token-batch.js';
 
@@ -96,6 +97,17 @@ function toAdminCredentials(r: Row): AdminAccountCredentials {
 export const FIND_TOKEN_SQL = `${TOKEN_SELECT} WHERE t.token_hash = $1`;
 /** The lookups of one event-loop turn as one statement (findToken): the same select, one index probe per token. */
 export const FIND_TOKENS_SQL = `${TOKEN_SELECT} WHERE t.token_hash = ANY($1::text[])`;
+/**
+ * The revisions and a turn's token lookups as one statement (revisionsWithTokens): one snapshot
+ * and one round trip. The token columns come first, in TOKEN_COLUMNS' order (toToken), the two
+ * revisions after them; the outer join gives one row of nulls (token_hash null) when no token
+ * matches, so the revisions always come back.
+ */
+export const REVISIONS_WITH_TOKENS_SQL = `SELECT k.*, r.news, r.access
+  FROM (SELECT (SELECT revision FROM news_revision) AS news, (SELECT revision FROM access_revision) AS access) r
+  LEFT JOIN LATERAL (${TOKEN_SELECT} WHERE t.token_hash = ANY($1::text[])) k ON true`;
+const WITH_TOKENS_NEWS = 15;
+const WITH_TOKENS_ACCESS = 16;
 /** Tokens per batched lookup at most: one statement's array stays small, and a bigger turn sends several. */
 const TOKEN_BATCH_MAX = 256;
 
@@ -262,9 +274,12 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     return c.query<Row>(name === undefined ? { text: statement.postgres, values } : { name, text: statement.postgres, values });
   }
 
-  /** A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS). */
+  /**
+   * A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS),
+   * and its timestamps read by timestamp-parser.ts (three or more per token row).
+   */
   async function readArrays(name: string | null, text: string, values: readonly unknown[]): Promise<unknown[][]> {
-    const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array' };
+    const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array', types: FAST_TIMESTAMPS };
     return (await onPool(true, () => pool.query<unknown[]>(config))).rows;
   }
 
@@ -279,6 +294,13 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     for (const row of rows) found.set(String(row[0]), toToken(row));
     return found;
   }, TOKEN_BATCH_MAX);
+
+  /** Bumped by triggers (migrations 5 and 6); read once per event-loop turn (revision-gate.ts). */
+  async function readRevisions(): Promise<StoreRevisions> {
+    const row = one(await q('revisions', `SELECT (SELECT revision FROM news_revision) AS news,
+        (SELECT revision FROM access_revision) AS access`, [], true));
+    return toStoreRevisions(row?.news, row?.access);
+  }
 
   /** `fn` inside BEGIN ... COMMIT on one connection (transaction.ts). */
   async function tx<T>(fn: (c: pg.PoolClient) => Promise<T>): Promise<T> {
@@ -668,12 +690,15 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     async publishedNewsSnapshot(query: PublishedNewsQuery) {
       return newsSnapshot(query);
     },
-    async revisions() {
-      // Bumped by triggers (migrations 5 and 6); read once per event-loop turn (revision-gate.ts).
-      const row = one(await q('revisions', `SELECT (SELECT revision FROM news_revision) AS news,
-        (SELECT revision FROM access_revision) AS access`, [], true));
-      return toStoreRevisions(row?.news, row?.access);
+    async revisionsWithTokens(hashes) {
+      if (hashes.length === 0) return { revisions: await readRevisions(), tokens: new Map() };
+      const rows = await readArrays('revisions_with_tokens', REVISIONS_WITH_TOKENS_SQL, [hashes]);
+      const first = rows[0];
+      const tokens = new Map<string, TokenRecord>();
+      for (const row of rows) if (row[0] !== null) tokens.set(String(row[0]), toToken(row));
+      return { revisions: toStoreRevisions(first?.[WITH_TOKENS_NEWS], first?.[WITH_TOKENS_ACCESS]), tokens } satisfies RevisionsWithTokens;
     },
+    revisions: readRevisions,
     async getNews(newsId) {
       const row = one(await run('get_news', SQL.getNews, { newsId }, true));
       return row === undefined ? null : toNews(row);

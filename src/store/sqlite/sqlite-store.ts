@@ -8,7 +8,7 @@ import type {
   Application, ApplicationPatch, InsertApplicationResult, InsertUserResult, NewNews, NewToken, NewUser,
   PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
-import type { LegacyMigrationInput, PasswordHashRow } from '../store.js';
+import type { LegacyMigrationInput, PasswordHashRow, RevisionsWithTokens } from '../store.js';
 import type { AdminAccountCredentials, NewAdminSession } from '../store.js';
 import type { NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
 import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
@@ -22,6 +22,7 @@ import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { auditQuerySql, NEWS_COLUMNS, SQL } from '../shared-sql.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { startPurgeThread, type PurgeThread } from './purge-thread.js';
+import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
 import { createSqliteWrites } from './group-commit.js';
 
 export interface SqliteStoreOptions {
@@ -37,8 +38,14 @@ export interface SqliteStoreOptions {
    * svcapi-auth database is refused untouched either way.
    */
   readonly create?: boolean;
-  /** Run PRAGMA quick_check before anything else (default true); a damaged file is refused. */
-  readonly integrityCheck?: boolean;
+  /**
+   * PRAGMA quick_check of the file: before anything else (true, the default; a damaged file is
+   * refused), after the store opened, in a child process (`'background'`: `serve`,
+   * background-check.ts; its result goes to onIntegrityCheck), or not at all (false).
+   */
+  readonly integrityCheck?: boolean | 'background';
+  /** The result of a check in the background (integrityCheck 'background'); not called if the store closed first. */
+  readonly onIntegrityCheck?: (result: IntegrityCheckResult) => void;
   /**
    * Group commit of the hot paths' small writes (default true; config `performance.groupCommit`):
    * those of one event-loop turn share one transaction and one fsync (group-commit.ts).
@@ -171,11 +178,8 @@ function createPrivateFile(path: string): void {
 /** What the file is, read through `db` without writing anything. */
 function inspectConnection(db: Database.Database, path: string, integrityCheck: boolean): SchemaVerdict {
   if (integrityCheck) {
-    const rows = db.pragma('quick_check') as { quick_check: string }[];
-    const first = rows[0]?.quick_check ?? 'no answer';
-    if (first !== 'ok') {
-      throw new DatabaseError('damaged', `the database ${path} is damaged (quick_check: ${firstLine(first)}${rows.length > 1 ? `, and ${rows.length - 1} more problem(s)` : ''}); restore it from a backup`);
-    }
+    const rows = (db.pragma('quick_check') as { quick_check: string }[]).map((r) => String(r.quick_check));
+    if (rows.length !== 1 || rows[0] !== 'ok') throw damagedByQuickCheck(path, rows);
   }
   const applicationId = Number(db.pragma('application_id', { simple: true }));
   if (applicationId !== 0 && applicationId !== SVCAPI_APPLICATION_ID) {
@@ -230,7 +234,7 @@ export function prepareSqliteFile(options: SqliteStoreOptions): void {
     if (!create) throw new DatabaseError('missing', `there is no database at ${path}; create it with "svcapi-auth migrate"`);
     createPrivateFile(path);
   }
-  const verdict = inspectSqliteFile(path, options.integrityCheck ?? true);
+  const verdict = inspectSqliteFile(path, (options.integrityCheck ?? true) === true);
   if (verdict.kind === 'foreign') throw new DatabaseError('foreign', `${path} is not an svcapi-auth database: ${verdict.reason}; it was left untouched`);
   if (verdict.kind === 'empty' && !create) throw new DatabaseError('missing', `${path} holds no svcapi-auth database yet; create it with "svcapi-auth migrate"`);
 }
@@ -255,6 +259,7 @@ const require = createRequire(import.meta.url);
 
 function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, inMemory: boolean): Store {
   let purgeThread: PurgeThread | undefined;
+  let check: BackgroundCheck | undefined;
   db.pragma(`busy_timeout = ${Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000))}`);
   if (!inMemory) {
     const mode = db.pragma('journal_mode = WAL', { simple: true });
@@ -414,6 +419,17 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
     return toToken(row);
   };
+  // revisionsWithTokens: the revisions and the turn's token lookups in one read transaction (one
+  // WAL read lock and snapshot for all; revision-gate.ts).
+  const revisionsWithTokensTx = db.transaction((hashes: readonly string[]): RevisionsWithTokens => {
+    const row = s.revisions.get() as unknown[];
+    const tokens = new Map<string, TokenRecord>();
+    for (const hash of hashes) {
+      const record = findTokenRow(hash);
+      if (record !== null) tokens.set(hash, record);
+    }
+    return { revisions: toStoreRevisions(row[0], row[1]), tokens };
+  });
 
   const appendAuditTx = db.transaction((events: readonly NewAuditEvent[]): void => {
     for (const e of events) {
@@ -641,11 +657,23 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     enabled: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
   });
 
+  // The whole file checked while the store already serves (background-check.ts).
+  if (options.integrityCheck === 'background' && !inMemory) {
+    const started = startBackgroundCheck(options.path, require.resolve('better-sqlite3'));
+    check = started;
+    void started.result.then((result) => {
+      if (check === started) check = undefined;
+      options.onIntegrityCheck?.(result);
+    });
+  }
+
   return {
     async schemaVersion() {
       return Number((s.schemaVersion.get() as Row).version);
     },
     async close() {
+      check?.stop();
+      check = undefined;
       await purgeThread?.close();
       purgeThread = undefined;
       if (db.open) await writes.flush();
@@ -791,6 +819,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     async revisions() {
       const row = s.revisions.get() as unknown[];
       return toStoreRevisions(row[0], row[1]);
+    },
+    async revisionsWithTokens(hashes) {
+      return revisionsWithTokensTx.deferred(hashes);
     },
     async getNews(newsId) {
       const row = s.getNews.get({ newsId }) as Row | undefined;
