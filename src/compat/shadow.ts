@@ -120,7 +120,7 @@ export interface MirrorOptions {
   /** For tests: the CPU budget (default: `legacy.shadow.cpuShare` of a 1 s window, on the event loop's clock). */
   readonly budget?: ShadowBudget;
   /**
-   * Shadow mode's exchanges on undici's Pool, pipelined (src/legacy/pipelined-forwarder.ts);
+   * Shadow mode's exchanges on undici, pipelined (src/legacy/pipelined-forwarder.ts);
    * false: node:http, a socket per exchange (`performance.shadowPipelining`, the off switch).
    */
   readonly pipelining?: boolean;

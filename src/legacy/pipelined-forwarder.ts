@@ -5,22 +5,30 @@
  * node:http spends about 90 µs of CPU per exchange here (a ClientRequest, an IncomingMessage and
  * their streams, a timer), three times what svcapi-auth spends answering ValidateUserToken.
  *
- * The HTTP/1.1 client is undici's (a Pool driven through its dispatch interface: no streams, no
- * per-request timer), with:
+ * The HTTP/1.1 client is undici's (one Client per connection, driven through its dispatch
+ * interface: no streams, no per-request timer), with:
  *
  * - keep-alive and pipelining on a few connections: a connection takes up to its share of
- *   `maxInFlight` exchanges before the Pool uses the next. Only requests marked idempotent are
- *   pipelined; the others wait for the connection to be free (undici's rule, RFC 9112 9.3.2).
+ *   `maxInFlight` exchanges before the next is used (as undici's Pool would place them). Only
+ *   requests marked idempotent are pipelined; the others wait for the connection to be free
+ *   (undici's rule, RFC 9112 9.3.2).
  * - Bounded as legacy-forwarder.ts is: a deadline per exchange (`timeoutMs`, from forward() to
- *   the last byte, checked on one timer of a tenth of it; an exchange past it is answered
- *   `timeout` at once and aborted in undici, which closes its connection); `maxResponseBytes`
- *   against Content-Length before reading and against the bytes while reading (chunked too),
- *   aborted past it; `maxInFlight` exchanges at most, one more is `busy` at once; no redirect
- *   is followed (no redirect interceptor: a 3xx is an answer like any other).
+ *   the last byte, checked on one timer of a tenth of it); `maxResponseBytes` against
+ *   Content-Length before reading and against the bytes while reading (chunked too);
+ *   `maxInFlight` exchanges at most, one more is `busy` at once; no redirect is followed (no
+ *   redirect interceptor: a 3xx is an answer like any other).
+ * - An exchange past its deadline or its size is answered at once, and its connection is
+ *   closed then and there, its Client replaced by a new one: a connection with an answer still
+ *   owed on it cannot carry another (HTTP/1.1 answers come in order), and an old service that
+ *   hangs never closes it. (Aborting the one request in undici closed the connection too, but
+ *   left the request in its Client's queue, and the Client connected again for it, to find it
+ *   aborted and keep the new connection idle until its keep-alive ran out: a connection to a
+ *   hung old service per timeout, held 4 s.) The other exchanges on the closed connection are
+ *   placed again: those never sent, and the idempotent ones sent and unanswered.
  * - Sent twice only as RFC 9112 9.3.1 allows: when a connection closes before an idempotent
- *   request's answer (after a `Connection: close` answer, or a broken one ahead of it), undici
- *   sends it again on another connection, within its deadline. A request not marked idempotent
- *   is never pipelined, so never sent again.
+ *   request's answer (after a `Connection: close` answer, a broken one ahead of it, or another
+ *   exchange's deadline), it is sent again on another connection, within its deadline. A
+ *   request not marked idempotent is never pipelined, so never sent again.
  * - https with `ca` (`legacy.caFile`): certificate and host name checked by node:tls.
  *
  * Where undici's answers differ from node:http's (test/legacy/pipelined-forwarder.test.ts lists
@@ -35,7 +43,7 @@
  */
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { buildConnector, Pool, type Dispatcher } from 'undici';
+import { buildConnector, Client, type Dispatcher } from 'undici';
 import type { RawAnswer } from '../compat/answer-compare.js';
 import { failureOf, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder, type LegacyForwarderOptions } from './legacy-forwarder.js';
 
@@ -50,6 +58,13 @@ export interface PipelinedForwarderOptions extends LegacyForwarderOptions {
 class ExchangeFailure extends Error {
   constructor(readonly reason: ForwardFailure) {
     super(reason);
+  }
+}
+
+/** Given to a Client closed for another exchange's sake: the exchanges still on it are placed again. */
+class ConnectionRetired extends Error {
+  constructor() {
+    super('connection retired');
   }
 }
 
@@ -99,33 +114,71 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
       callback(...args);
     });
   };
-  const pool = new Pool(url.origin, {
-    connections,
-    // The exchanges in flight fit on the connections, each taking its share before the next is used.
-    pipelining: Math.ceil(maxInFlight / connections),
+  // The exchanges in flight fit on the connections, each taking its share before the next is used.
+  const depth = Math.ceil(maxInFlight / connections);
+  const clientOptions: Client.Options = {
+    pipelining: depth,
     connect,
     // Backstops: the deadline below ends an exchange first.
     headersTimeout: timeoutMs,
     bodyTimeout: timeoutMs,
-  });
+  };
   const base = { origin: url.origin, blocking: false } as const;
+  /** One undici Client per connection, and the exchanges placed on it not yet done with by undici. */
+  interface Connection {
+    readonly client: Client;
+    placed: number;
+  }
+  const open = (): Connection => ({ client: new Client(url.origin, clientOptions), placed: 0 });
+  const pool: Connection[] = Array.from({ length: connections }, open);
   /** Exchanges not settled yet, in the order of their deadlines (all are now + timeoutMs). */
   const live = new Set<Exchange>();
   let inFlight = 0;
   let closed = false;
   let timer: NodeJS.Timeout | null = null;
 
+  /** Closes a connection now (its Client replaced by a new one): the exchanges on it are placed again or end. */
+  function retire(connection: Connection): void {
+    const at = closed ? -1 : pool.indexOf(connection);
+    if (at < 0) return;
+    pool[at] = open();
+    connection.client.destroy(new ConnectionRetired()).catch(() => undefined);
+  }
+
+  /** On the first connection with room (there is always one: `connections` × depth ≥ maxInFlight). */
+  function place(exchange: Exchange): void {
+    const connection = pool.find((c) => c.placed < depth) ?? pool[0];
+    if (connection === undefined) throw new Error('unreachable: at least one connection');
+    connection.placed += 1;
+    exchange.placedOn(connection);
+    connection.client.dispatch({ ...base, ...exchange.request }, exchange);
+  }
+
   class Exchange implements Dispatcher.DispatchHandler {
     private controller: Dispatcher.DispatchController | null = null;
+    private connection: Connection | null = null;
+    /** undici began sending it on its current connection. */
+    private started = false;
+    /** undici is done with it on its current connection (answered, failed or the connection retired). */
+    private released = false;
     private status = 0;
     private headers: Array<[string, string]> = [];
     private parts: Buffer[] = [];
     private size = 0;
     private settled = false;
-    /** undici is done with it (answered or failed): its place in `maxInFlight` is free. */
-    private released = false;
 
-    constructor(readonly deadline: number, private readonly resolve: (result: ForwardResult) => void) {}
+    constructor(
+      readonly deadline: number,
+      readonly request: Pick<Dispatcher.DispatchOptions, 'method' | 'path' | 'headers' | 'body' | 'idempotent'>,
+      private readonly resolve: (result: ForwardResult) => void,
+    ) {}
+
+    placedOn(connection: Connection): void {
+      this.connection = connection;
+      this.controller = null;
+      this.started = false;
+      this.released = false;
+    }
 
     settle(result: ForwardResult): void {
       if (this.settled) return;
@@ -134,43 +187,55 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
       this.resolve(result);
     }
 
-    release(): void {
+    /** Answered as this failure now, and its connection closed: nothing more can be read from it in order. */
+    fail(reason: ForwardFailure): void {
+      if (this.settled) return;
+      this.settle({ kind: 'failed', reason });
+      this.parts = [];
+      // Its place is free now: its connection goes with it.
+      this.release();
+      if (this.connection !== null) retire(this.connection);
+    }
+
+    /** undici is done with it on this connection; with `again`, it is placed on another. */
+    private release(again = false): void {
       if (this.released) return;
       this.released = true;
+      if (this.connection !== null) this.connection.placed -= 1;
+      if (again) return place(this);
       inFlight -= 1;
     }
 
-    /** Past its deadline: answered `timeout` now; undici's part aborted now, or as soon as it starts. */
-    expire(): void {
-      this.settle({ kind: 'failed', reason: 'timeout' });
-      this.controller?.abort(new ExchangeFailure('timeout'));
-    }
-
     onRequestStart(controller: Dispatcher.DispatchController): void {
-      // Called again when undici sends the request again on another connection: the answer starts over.
+      // Called again when undici sends the request again on the same Client's new connection: the answer starts over.
       this.controller = controller;
+      this.started = true;
       this.parts = [];
       this.size = 0;
-      if (this.settled) controller.abort(new ExchangeFailure('timeout'));
+      // Settled meanwhile (the forwarder closed): not sent.
+      if (this.settled) controller.abort(new ExchangeFailure('connection'));
     }
 
-    onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+    onResponseStart(_controller: Dispatcher.DispatchController, statusCode: number, headers: Record<string, string | string[] | undefined>): void {
+      if (this.settled) return;
       // An interim answer (103 Early Hints): the final one follows.
       if (statusCode < 200) return;
       const declared = Number(headers['content-length']);
-      if (declared > maxBytes) return controller.abort(new ExchangeFailure('too-large'));
+      if (declared > maxBytes) return this.fail('too-large');
       this.status = statusCode;
-      this.headers = headerPairs(controller.rawHeaders);
+      this.headers = headerPairs(this.controller?.rawHeaders);
     }
 
-    onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+      if (this.settled) return;
       this.size += chunk.length;
-      if (this.size > maxBytes) return controller.abort(new ExchangeFailure('too-large'));
+      if (this.size > maxBytes) return this.fail('too-large');
       this.parts.push(chunk);
     }
 
     onResponseEnd(): void {
       this.release();
+      if (this.settled) return;
       // A copy, not views that would keep the connection's read buffers.
       const answer: RawAnswer = { status: this.status, headers: this.headers, body: Buffer.concat(this.parts, this.size) };
       this.parts = [];
@@ -178,8 +243,15 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     }
 
     onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
-      this.release();
       this.parts = [];
+      // Its connection was closed for another exchange: placed again if it was never sent, or may
+      // be sent twice (idempotent); a request that may not be sent twice is never behind another.
+      if (error instanceof ConnectionRetired && !this.settled && !closed) {
+        if (!this.started || this.request.idempotent === true) return this.release(true);
+        this.release();
+        return this.settle({ kind: 'failed', reason: 'connection' });
+      }
+      this.release();
       this.settle({ kind: 'failed', reason: kindOf(error) });
     }
   }
@@ -188,7 +260,7 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     const now = performance.now();
     for (const exchange of live) {
       if (exchange.deadline > now) break;
-      exchange.expire();
+      exchange.fail('timeout');
     }
     if (live.size === 0 && timer !== null) {
       clearInterval(timer);
@@ -201,9 +273,12 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     if (inFlight >= maxInFlight) return Promise.resolve({ kind: 'failed', reason: 'busy' });
     const started = performance.now();
     inFlight += 1;
+    // undici's own default is GET and HEAD only; the caller knows better (a read-only SOAP operation).
+    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
+    const request = { method: req.method as Dispatcher.HttpMethod, path: req.target, headers: req.headers, body: req.body, idempotent };
     let exchange: Exchange | undefined;
     const result = new Promise<ForwardResult>((resolve) => {
-      exchange = new Exchange(started + timeoutMs, resolve);
+      exchange = new Exchange(started + timeoutMs, request, resolve);
     });
     if (exchange === undefined) throw new Error('unreachable: a promise executor runs at once');
     live.add(exchange);
@@ -211,9 +286,7 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
       timer = setInterval(checkDeadlines, Math.max(5, Math.min(100, Math.floor(timeoutMs / 10))));
       timer.unref();
     }
-    // undici's own default is GET and HEAD only; the caller knows better (a read-only SOAP operation).
-    const idempotent = req.idempotent ?? (req.method === 'GET' || req.method === 'HEAD');
-    pool.dispatch({ ...base, method: req.method as Dispatcher.HttpMethod, path: req.target, headers: req.headers, body: req.body, idempotent }, exchange);
+    place(exchange);
     onWork?.(performance.now() - started);
     return result;
   }
@@ -227,7 +300,7 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
       if (timer !== null) clearInterval(timer);
       timer = null;
       for (const exchange of live) exchange.settle({ kind: 'failed', reason: 'connection' });
-      pool.destroy().catch(() => undefined);
+      for (const connection of pool) connection.client.destroy().catch(() => undefined);
     },
   };
 }
