@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteAsyncSync: boolean; readonly sqliteMmapMiB: number };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -491,6 +491,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shadowPipelining: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_PIPELINING', fromFile('performance.shadowPipelining')), true),
     shadowByteCompare: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_BYTE_COMPARE', fromFile('performance.shadowByteCompare')), true),
     groupCommit: boolean(pick(undefined, '', env, 'SVCAPI_GROUP_COMMIT', fromFile('performance.groupCommit')), true),
+    // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
+    // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.
+    sqliteAsyncSync: boolean(pick(undefined, '', env, 'SVCAPI_SQLITE_ASYNC_SYNC', fromFile('performance.sqliteAsyncSync')), true),
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
     // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
     sqliteMmapMiB: integer(pick(undefined, '', env, 'SVCAPI_SQLITE_MMAP_MIB', fromFile('performance.sqliteMmapMiB')), 2047, 0, 1_048_576),

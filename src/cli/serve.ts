@@ -92,7 +92,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign one.
   const store = await openCliStore(config.databaseUrl, {
     create: true, integrityCheck: hooks.integrityChecked !== true, groupCommit: config.performance.groupCommit,
-    sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
+    sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024, sqliteAsyncSync: config.performance.sqliteAsyncSync,
   });
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).

@@ -18,6 +18,7 @@ const freshFile = (): string => join(dir, `db-${++fileCounter}`, 'auth.db');
 describeStoreContract('SQLite in memory', async () => openStore('sqlite::memory:'));
 describeStoreContract('SQLite file (WAL)', async () => openStore(`sqlite:${freshFile()}`));
 describeGroupCommitContract('SQLite file (WAL)', () => `sqlite:${freshFile()}`, { groupsEverySmallWrite: true });
+describeGroupCommitContract('SQLite file (WAL), fsync inside COMMIT', () => `sqlite:${freshFile()}`, { groupsEverySmallWrite: true, storeOptions: { sqliteAsyncSync: false } });
 
 describe('SQLite adapter specifics', () => {
   it('creates the directory, uses WAL, and records the applied migrations', async () => {

@@ -24,6 +24,7 @@ import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { lookupPerTurn } from '../lookup-batch.js';
 import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { createSqliteWrites } from './group-commit.js';
+import { createWalSync } from './wal-sync.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -52,6 +53,13 @@ export interface SqliteStoreOptions {
    * a file only, purge-thread.ts); false runs it on this connection, on the event loop.
    */
   readonly purgeThread?: boolean;
+  /**
+   * Durable commits off the event loop (default true; a file only; config
+   * `performance.sqliteAsyncSync`): group commits and audit appends commit at synchronous NORMAL
+   * and their callers wait for the WAL's fdatasync on libuv's pool instead of the event loop
+   * waiting inside COMMIT (wal-sync.ts). false: synchronous FULL for every commit.
+   */
+  readonly asyncSync?: boolean;
   /**
    * How much of the file is read through a memory map (PRAGMA mmap_size; default 0, none). SQLite
    * caps it at its build's SQLITE_MAX_MMAP_SIZE (2 GiB for better-sqlite3).
@@ -654,8 +662,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
 
   // The hot paths' small writes (tokens, tickets, their uses, brute-force counters): one
   // transaction and one fsync per event-loop turn for all of them (group-commit.ts).
+  const walSync = inMemory || !(options.asyncSync ?? true) ? null : createWalSync(db, { walPath: `${options.path}-wal` });
   const writes = createSqliteWrites(db, {
     enabled: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
+    ...(walSync !== null && { walSync }),
   });
 
   return {
@@ -666,6 +676,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       await purgeThread?.close();
       purgeThread = undefined;
       if (db.open) await writes.flush();
+      await walSync?.close();
       if (db.open) db.close();
     },
     async ping() {
@@ -878,7 +889,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async appendAudit(events) {
-      if (events.length > 0) appendAuditTx.immediate(events);
+      if (events.length === 0) return;
+      // The audit writer never holds a request; nor does its commit hold the event loop.
+      if (walSync === null) appendAuditTx.immediate(events);
+      else await walSync.commitThenSync(() => appendAuditTx.immediate(events));
     },
     async installationSecret(name, candidate) {
       // Read first: once the secret exists, starting (or `audit --login`) needs no write, so a
