@@ -13,6 +13,7 @@ import { adminConsole } from './010-admin-console.js';
 import { shadowDifferences } from './011-shadow-differences.js';
 import { tokenOrigin } from './012-token-origin.js';
 import { purgeKeepsAccessRevision } from './013-purge-keeps-access-revision.js';
+import { tokenIndexOrder } from './014-token-index-order.js';
 
 /**
  * One schema version, described once for both adapters. Applied in ascending order; never
@@ -38,7 +39,7 @@ export interface DialectMigration {
 
 export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
   initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes,
-  adminConsole, shadowDifferences, tokenOrigin, purgeKeepsAccessRevision,
+  adminConsole, shadowDifferences, tokenOrigin, purgeKeepsAccessRevision, tokenIndexOrder,
 ]);
 
 const DIALECTS: { readonly [D in DialectName]: SqlDialect } = { sqlite: SQLITE_DIALECT, postgres: POSTGRES_DIALECT };

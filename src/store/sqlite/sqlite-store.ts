@@ -143,7 +143,8 @@ export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id,
     (SELECT u.enabled FROM users u WHERE u.user_id = t.user_id) AS user_enabled,
     (SELECT a.enabled FROM applications a WHERE a.app_id = t.app_id) AS app_enabled,
     (SELECT a.idle_timeout_seconds FROM applications a WHERE a.app_id = t.app_id) AS idle_timeout_seconds,
-    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted,
+    (SELECT u.login FROM users u WHERE u.user_id = t.user_id) AS login
   FROM tokens t WHERE t.token_hash = ?`;
 const PURGE_EXPIRED_SQL = `DELETE FROM tokens WHERE token_hash IN
   (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`;
