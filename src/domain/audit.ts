@@ -194,7 +194,7 @@ export function authAuditEvents(record: AuditRecorder, options: AuthAuditOptions
         emit({ ...base, login: e.login ?? null });
         return;
       }
-      // The domain knows only the user id here; the login is looked up off the request's path.
+      // An event with the user id only (the service sends the login it read with the ticket): the login is looked up off the request's path.
       void options.loginOf(e.userId).then((login) => login, () => null).then((login) => emit({ ...base, login }));
     },
   };

@@ -263,7 +263,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (record.kind === 'ticket') {
         // Single use: only the caller whose conditional update wins gets true.
         if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
-        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, tokenFp: tokenFingerprint(tokenHash) });
+        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, login: record.login, tokenFp: tokenFingerprint(tokenHash) });
         events.tokenValidated({ valid: true, kind: 'ticket', ctx });
         return options?.owner === true ? withOwner(verdict, record) : verdict;
       }

@@ -179,6 +179,42 @@ describe('the domain\'s outcomes as audit events', () => {
   });
 });
 
+describe('the audit line', () => {
+  it('from the template carries exactly what logger.info writes, in pino\'s layout, for every kind of field', async () => {
+    const inputs: AuditInput[] = [
+      { type: 'ticket.issued', requestId: 'b7c1f1a0-0000-4000-8000-000000000001', appId: 2, login: 'Alice', sourceIp: '203.0.113.9', tokenFp: 'abcdef012345', detail: { userId: 7 } },
+      { type: 'login.failure', reason: 'bad-password', appId: 99, login: 'nobody\n"<script>"\\\u2028é', sourceIp: '::ffff:10.0.0.1', claimedIp: 'not-an-ip\u0000', detail: null },
+      { type: 'admin.user.grant', at: new Date('2026-11-25T10:00:00.123Z'), detail: { actor: 'cli:root', appIds: [2, 5], nested: { a: 'x"y' } } },
+      { type: 'console.logout' },
+    ];
+    const lines = async (fastLine: boolean): Promise<Record<string, unknown>[]> => {
+      const log = sink();
+      const t = trail({ store: fakeAuditStore().store, logger: createLogger({ level: 'info', stream: log.stream }), fastLine, now: () => new Date('2026-11-25T11:00:00.000Z') });
+      for (const input of inputs) t.record(input);
+      await t.close();
+      return log.text().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'audit');
+    };
+    const [fast, slow] = [await lines(true), await lines(false)];
+    expect(fast).toHaveLength(inputs.length);
+    for (let i = 0; i < fast.length; i++) {
+      const { time: t1, ...a } = fast[i] ?? {};
+      const { time: t2, ...b } = slow[i] ?? {};
+      expect(a).toStrictEqual(b);
+      expect(Math.abs(Number(t1) - Number(t2))).toBeLessThan(5000);
+      expect(Object.keys(fast[i] ?? {})).toEqual(Object.keys(slow[i] ?? {}));
+      expect(Object.keys((fast[i]?.['audit'] ?? {}) as object)).toEqual(Object.keys((slow[i]?.['audit'] ?? {}) as object));
+    }
+  });
+
+  it('is not written below level info', async () => {
+    const log = sink();
+    const t = trail({ store: fakeAuditStore().store, logger: createLogger({ level: 'warn', stream: log.stream }) });
+    t.record({ type: 'console.logout' });
+    await t.close();
+    expect(log.text()).not.toMatch(/"msg":"audit"/);
+  });
+});
+
 describe('admin changes as audit events', () => {
   it('records every change that succeeded with the operator, never the password, and nothing for a refusal', async () => {
     const store = await memoryStore();
