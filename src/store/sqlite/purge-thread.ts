@@ -1,29 +1,23 @@
 /**
- * Housekeeping's token purge and the WAL's checkpoints on a SQLite file, run on a thread of its
- * own with its own connection, so that neither holds the event loop.
+ * Housekeeping's token purge on a SQLite file, run on a thread of its own with its own
+ * connection, so that neither the DELETE nor what its commit sets off holds the event loop.
  *
- * The purge: on 10 million tokens each expired row sits on its own pages of the token table and
- * of two of its indexes: the purge writes ~3.5 pages per row to the WAL, and every ~1000 pages
- * the commit that crosses SQLite's auto-checkpoint copies them into the database file and syncs
- * it: 20-28 ms at once on this VM (50-row batches: median 1.6 ms, p90 21 ms, against a 5.5 ms
- * maximum with the checkpoint off; bench/README.md). On the event loop that stall was the token
- * checks' p99 (x7 during a purge of a million rows); on this thread it is no one's. Token checks
- * read on the main connection meanwhile (WAL: readers never wait for a writer); a write of the
- * main connection waits for the thread's DELETE only (busy_timeout), never for its checkpoint.
- *
- * The checkpoints: the serving connection's own writes (tokens, tickets, audit events) set off
- * the same auto-checkpoints, on the event loop, with two fsyncs each (8-15 ms on this VM under a
- * GetUserLoginURL load, 25 a second). checkpoint() copies what the WAL holds into the database
- * file and syncs it here instead (PASSIVE: it waits for no reader or writer); the serving
- * connection then checkpoints only what came since, and less often (sqlite-store.ts).
+ * On 10 million tokens each expired row sits on its own pages of the token table and of two of
+ * its indexes: the purge writes ~3.5 pages per row to the WAL, and every ~1000 pages the commit
+ * that crosses SQLite's auto-checkpoint copies them into the database file and syncs it: 20-28
+ * ms at once on this VM (50-row batches: median 1.6 ms, p90 21 ms, against a 5.5 ms maximum with
+ * the checkpoint off; bench/README.md). On the event loop that stall was the token checks' p99
+ * (x7 during a purge of a million rows); on this thread it is no one's. Token checks read on the
+ * main connection meanwhile (WAL: readers never wait for a writer); a write of the main
+ * connection waits for the thread's DELETE only (busy_timeout), never for its checkpoint.
  *
  * The thread's code is a string (eval): it must run the same from the TypeScript sources
  * (tests) and the build. Its connection commits without the fsync of synchronous FULL: a purge
- * lost to a power cut only leaves rows for the next run (a checkpoint syncs as under FULL).
+ * lost to a power cut only leaves rows for the next run.
  */
 import { Worker } from 'node:worker_threads';
 
-/** The statement of sqlite-store.ts's purgeExpired, and checkpoints, on the thread's connection. */
+/** The statement of sqlite-store.ts's purgeExpired, on the thread's connection. */
 const THREAD_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
@@ -34,11 +28,6 @@ const purge = db.prepare(workerData.sql);
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.close(); return; }
   try {
-    if (m.checkpoint) {
-      const [result] = db.pragma('wal_checkpoint(PASSIVE)');
-      parentPort.postMessage({ id: m.id, changes: result.checkpointed });
-      return;
-    }
     parentPort.postMessage({ id: m.id, changes: purge.run({ before: m.before, limit: m.limit }).changes });
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: { message: String(error && error.message), code: error && error.code } });
@@ -49,8 +38,6 @@ parentPort.on('message', (m) => {
 export interface PurgeThread {
   /** Deletes up to `limit` tokens expired before `before` (epoch ms); resolves with how many. */
   purge(before: number, limit: number): Promise<number>;
-  /** A PASSIVE checkpoint of the WAL; resolves with the frames it copied into the database file. */
-  checkpoint(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -74,20 +61,18 @@ export function startPurgeThread(options: { readonly path: string; readonly sql:
   });
   worker.on('error', failAll);
   worker.on('exit', () => failAll(new Error('the purge thread ended')));
-  const ask = (message: Record<string, unknown>): Promise<number> => {
-    if (failed !== null) return Promise.reject(failed);
-    return new Promise<number>((resolve, reject) => {
-      const id = next++;
-      waiting.set(id, { resolve, reject });
-      worker.ref(); // work in progress keeps the process alive until it answers
-      worker.postMessage({ id, ...message });
-    }).finally(() => {
-      if (waiting.size === 0) worker.unref();
-    });
-  };
   return {
-    purge: (before, limit) => ask({ before, limit }),
-    checkpoint: () => ask({ checkpoint: true }),
+    purge(before, limit) {
+      if (failed !== null) return Promise.reject(failed);
+      return new Promise<number>((resolve, reject) => {
+        const id = next++;
+        waiting.set(id, { resolve, reject });
+        worker.ref(); // a purge in progress keeps the process alive until it answers
+        worker.postMessage({ id, before, limit });
+      }).finally(() => {
+        if (waiting.size === 0) worker.unref();
+      });
+    },
     async close() {
       if (failed !== null) return;
       const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));

@@ -25,7 +25,6 @@ import { lookupPerTurn } from '../lookup-batch.js';
 import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { createSqliteWrites } from './group-commit.js';
 import { createWalSync } from './wal-sync.js';
-import { createCheckpointPacer } from './checkpoint-pacer.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -147,8 +146,6 @@ export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id,
     EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted,
     (SELECT u.login FROM users u WHERE u.user_id = t.user_id) AS login
   FROM tokens t WHERE t.token_hash = ?`;
-/** The serving connection's auto-checkpoint while the background thread checkpoints (SQLite's default: 1000). */
-const SERVING_AUTOCHECKPOINT_PAGES = 4000;
 const PURGE_EXPIRED_SQL = `DELETE FROM tokens WHERE token_hash IN
   (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`;
 
@@ -666,20 +663,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
 
   // The hot paths' small writes (tokens, tickets, their uses, brute-force counters): one
   // transaction and one fsync per event-loop turn for all of them (group-commit.ts).
-  const busyTimeoutMs = Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000));
-  const useThread = !inMemory && (options.purgeThread ?? true);
-  const backgroundThread = (): PurgeThread => {
-    purgeThread ??= startPurgeThread({ path: options.path, sql: PURGE_EXPIRED_SQL, busyTimeoutMs, driver: require.resolve('better-sqlite3') });
-    return purgeThread;
-  };
-  const asyncSync = !inMemory && (options.asyncSync ?? true);
-  // With commits off the event loop, so are most checkpoints: the thread copies the WAL into the
-  // database file about ten times a second while writes come (checkpoint-pacer.ts), and this
-  // connection's own auto-checkpoint, which also restarts the WAL, comes every 4000 pages
-  // instead of 1000, and finds little left to copy.
-  const pacer = asyncSync && useThread ? createCheckpointPacer(() => backgroundThread().checkpoint()) : null;
-  if (pacer !== null) db.pragma(`wal_autocheckpoint = ${SERVING_AUTOCHECKPOINT_PAGES}`);
-  const walSync = asyncSync ? createWalSync(db, { walPath: `${options.path}-wal`, ...(pacer !== null && { onCommitted: () => pacer.committed() }) }) : null;
+  const walSync = inMemory || !(options.asyncSync ?? true) ? null : createWalSync(db, { walPath: `${options.path}-wal` });
   const writes = createSqliteWrites(db, {
     enabled: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
     ...(walSync !== null && { walSync }),
@@ -690,11 +674,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       return Number((s.schemaVersion.get() as Row).version);
     },
     async close() {
-      if (db.open) await writes.flush();
-      await walSync?.close();
-      await pacer?.close();
       await purgeThread?.close();
       purgeThread = undefined;
+      if (db.open) await writes.flush();
+      await walSync?.close();
       if (db.open) db.close();
     },
     async ping() {
@@ -795,7 +778,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     async purgeExpiredTokens(before, limit) {
       // A file: on the purge thread (purge-thread.ts), so neither the DELETE nor the checkpoint
       // its commit may set off holds the event loop.
-      if (useThread) return backgroundThread().purge(ms(before), Math.max(0, Math.trunc(limit)));
+      if (!inMemory && (options.purgeThread ?? true)) {
+        purgeThread ??= startPurgeThread({ path: options.path, sql: PURGE_EXPIRED_SQL, busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), driver: require.resolve('better-sqlite3') });
+        return purgeThread.purge(ms(before), Math.max(0, Math.trunc(limit)));
+      }
       // Committed without the fsync of synchronous = FULL: a purge lost to a power cut only
       // leaves rows the next run deletes, and the sync held the event loop ~3 ms per batch on
       // 10M tokens (bench/README.md). The next FULL commit (a token) syncs these frames too.

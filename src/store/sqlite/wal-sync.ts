@@ -38,8 +38,6 @@ export interface WalSyncOptions {
   readonly walPath: string;
   /** fs.fdatasync (tests count or fail syncs). */
   readonly fdatasync?: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void;
-  /** Called after each commit it ran, before its sync (the checkpoint pacer, checkpoint-pacer.ts). */
-  readonly onCommitted?: () => void;
 }
 
 export function createWalSync(db: Database.Database, options: WalSyncOptions): WalSync {
@@ -121,7 +119,6 @@ export function createWalSync(db: Database.Database, options: WalSyncOptions): W
       } finally {
         syncFull();
       }
-      options.onCommitted?.();
       return sync().then(() => result);
     },
     async close() {
