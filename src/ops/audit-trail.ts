@@ -17,6 +17,7 @@ import { AUDIT_EVENT_TYPES, authAuditEvents, LOGIN_FP_SECRET, newLoginFingerprin
 import type { AuthEvents } from '../domain/auth-events.js';
 import type { NewAuditEvent, Store } from '../store/store.js';
 import { pinoTarget } from './access-log.js';
+import { CounterTallies } from './tallies.js';
 
 export interface AuditTrailOptions {
   readonly store: Pick<Store, 'appendAudit' | 'getUser'>;
@@ -107,7 +108,13 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
   const counts = { written: 0, dropped: 0, writeErrors: 0 };
 
   const registers = options.registry === undefined ? [] : [options.registry];
-  const recorded = new Counter({ name: 'svcapi_auth_audit_events_total', help: 'Audit events recorded, by type.', labelNames: ['type'], registers });
+  const recordedTallies = new CounterTallies<'type'>();
+  new Counter({
+    name: 'svcapi_auth_audit_events_total', help: 'Audit events recorded, by type.', labelNames: ['type'], registers,
+    collect() {
+      recordedTallies.drainInto(this);
+    },
+  });
   const dropped = new Counter({ name: 'svcapi_auth_audit_dropped_total', help: 'Audit events not stored: the buffer was full while the database was slow or unreachable (they were still logged).', registers });
   const writeErrors = new Counter({ name: 'svcapi_auth_audit_write_errors_total', help: 'Failed writes of a batch of audit events (retried).', registers });
   new Gauge({
@@ -172,7 +179,8 @@ export function createAuditTrail(options: AuditTrailOptions): AuditTrail {
     try {
       event = toAuditEvent(input, now);
       writeLine?.(event);
-      recorded.inc({ type: knownTypes.has(event.type) ? event.type : 'other' });
+      const type = knownTypes.has(event.type) ? event.type : 'other';
+      recordedTallies.add(type, () => ({ type }));
     } catch {
       return; // an audit problem never reaches the request
     }
