@@ -9,10 +9,12 @@
  * Usage: node bench/cpu-compare.mjs --variant base:/tmp/base/dist/cli/main.js --variant new:dist/cli/main.js
  *          [--variant off:dist/cli/main.js:SVCAPI_X=0,SVCAPI_Y=1]   a variant's extra environment
  *          [--only vut-soap11,vut-soap12,whatsnew-10,getuserloginurl] [--connections 16,64]
- *          [--runs 3] [--duration 5] [--warmup 1]
+ *          [--runs 3] [--duration 5] [--warmup 1] [--no-refs]   (no ceiling, no node-soap: variants only)
  * Prints, per scenario and connections, the median req/s, CPU µs per request (user + system of
  * the process, /proc), event-loop CPU µs per request, and req/s as a ratio to the ceiling's
- * ValidateUserToken SOAP 1.1 and to node-soap's same operation.
+ * ValidateUserToken SOAP 1.1 and to node-soap's same operation; and, paired round by round, each
+ * variant's CPU per request as a ratio to the first variant's (median of the rounds: a machine
+ * busy with other work slows both sides of a pair alike).
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -33,7 +35,7 @@ const ROOT = resolve(BENCH_DIR, '..');
 const ALL = ['vut-soap11', 'vut-soap12', 'vut-get', 'vut-post', 'whatsnew-10', 'whatsnew-100', 'getuserloginurl'];
 
 function parseArgs(argv) {
-  const o = { variants: [], only: ALL, connections: [16, 64], runs: 3, durationS: 5, warmupS: 1 };
+  const o = { variants: [], only: ALL, connections: [16, 64], runs: 3, durationS: 5, warmupS: 1, refs: true };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => argv[++i];
@@ -50,6 +52,7 @@ function parseArgs(argv) {
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
     else if (a === '--warmup') o.warmupS = Number(next());
+    else if (a === '--no-refs') o.refs = false;
     else throw new Error(`unknown argument ${a}`);
   }
   if (o.variants.length === 0) o.variants.push({ name: 'dist', cli: join(ROOT, 'dist', 'cli', 'main.js'), env: {} });
@@ -105,9 +108,11 @@ async function main() {
       if (token === null) throw new Error(`${v.name}: no token: ${login.body}`);
       servers.push({ name: v.name, server, token, scenarios: o.only });
     }
-    const ceiling = await startServer({ name: 'ceiling', cpu: layout.server, args: [join(BENCH_DIR, 'ceiling-server.mjs'), '--port', '0'] });
-    servers.push({ name: 'ceiling', server: ceiling, token: '00000000-0000-0000-0000-000000000000', scenarios: ['vut-soap11'] });
-    const soapScenarios = o.only.filter((s) => ['vut-soap11', 'whatsnew-10', 'whatsnew-100', 'getuserloginurl'].includes(s));
+    if (o.refs) {
+      const ceiling = await startServer({ name: 'ceiling', cpu: layout.server, args: [join(BENCH_DIR, 'ceiling-server.mjs'), '--port', '0'] });
+      servers.push({ name: 'ceiling', server: ceiling, token: '00000000-0000-0000-0000-000000000000', scenarios: ['vut-soap11'] });
+    }
+    const soapScenarios = o.refs ? o.only.filter((s) => ['vut-soap11', 'whatsnew-10', 'whatsnew-100', 'getuserloginurl'].includes(s)) : [];
     if (soapScenarios.length > 0) {
       const wsdl = await (await globalThis.fetch(`${servers[0].server.url}?WSDL`)).text();
       const wsdlFile = join(tmp, 'Authentication.wsdl');
@@ -121,7 +126,7 @@ async function main() {
     }
 
     const cells = [];
-    for (const scenario of o.only.concat(o.only.includes('vut-soap11') ? [] : ['vut-soap11'])) {
+    for (const scenario of o.only.concat(o.only.includes('vut-soap11') || !o.refs ? [] : ['vut-soap11'])) {
       for (const s of servers) {
         if (!s.scenarios.includes(scenario)) continue;
         const req = requestFor(OPERATIONS, scenario, s.token);
@@ -164,6 +169,15 @@ async function main() {
       const rps = med(cell, 'rps');
       lines.push(`| ${cell.scenario} | ${cell.name} | ${cell.connections} | ${Math.round(rps)} | ${ceil ? (rps / med(ceil, 'rps')).toFixed(2) : '–'} | ${ns ? (rps / med(ns, 'rps')).toFixed(2) : '–'} | ` +
         `${med(cell, 'cpuUs').toFixed(1)} (${cell.runs.map((r) => r.cpuUs.toFixed(0)).join(' ')}) | ${med(cell, 'loopUs').toFixed(1)} |`);
+    }
+    if (o.variants.length > 1) {
+      lines.push('', `Paired CPU per request, each variant / ${o.variants[0].name}, round by round (median, and the rounds):`, '');
+      for (const cell of cells) {
+        if (cell.name === o.variants[0].name || !o.variants.some((v) => v.name === cell.name)) continue;
+        const first = find(cell.scenario, o.variants[0].name, cell.connections);
+        const ratios = cell.runs.map((r, i) => r.cpuUs / (first?.runs[i]?.cpuUs ?? Number.NaN));
+        lines.push(`- ${cell.scenario} c=${cell.connections} ${cell.name}: ${median(ratios)?.toFixed(3)} (${ratios.map((x) => x.toFixed(2)).join(' ')})`);
+      }
     }
     process.stdout.write(`${lines.join('\n')}\n`);
   } finally {
