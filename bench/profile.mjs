@@ -6,7 +6,7 @@
  * the profile is written, and prints the functions with the most self time, the most inclusive
  * time, and the self time per package / file.
  *
- * Usage: node bench/profile.mjs [--scenario vut-soap11|vut-soap12|vut-get|vut-post|whatsnew-100|validateuser]
+ * Usage: node bench/profile.mjs [--scenario vut-soap11|vut-soap12|vut-get|vut-post|whatsnew-10|whatsnew-100|getuserloginurl|validateuser]
  *          [--seconds 10] [--connections 64] [--top 30] [--cli PATH] [--keep] [--no-write]
  *          [--log-level warn]   profile a quieter configuration (default: what ships, the access log on)
  *          [--target ceiling]   profile the ceiling server instead, to calibrate (what node:http and
@@ -127,7 +127,10 @@ async function main() {
       'vut-soap12': ['soap12', 'ValidateUserToken', { token }],
       'vut-get': ['http-get', 'ValidateUserToken', { token }],
       'vut-post': ['http-post', 'ValidateUserToken', { token }],
+      'whatsnew-10': ['soap11', 'WhatsNew', { AppToken: '', AppID: APP_ID, AppVersion: '', Language: NEWS_LANGUAGE, qtyNews: 10 }],
       'whatsnew-100': ['soap11', 'WhatsNew', { AppToken: '', AppID: APP_ID, AppVersion: '', Language: NEWS_LANGUAGE, qtyNews: 100 }],
+      // Issues and stores a login ticket per call (group commit: one transaction per turn).
+      getuserloginurl: ['soap11', 'GetUserLoginURL', { token, AppID: APP_ID }],
       // The event loop's share of a login (argon2id itself runs on the libuv pool, outside the profile).
       'validateuser': ['soap11', 'ValidateUser', { login: BENCH_LOGIN, password: BENCH_PASSWORD, AppId: APP_ID, IPAddress: '' }],
     };

@@ -94,6 +94,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shadowPipelining: bool('performance.shadowPipelining', 'SVCAPI_SHADOW_PIPELINING', true),
     shadowByteCompare: bool('performance.shadowByteCompare', 'SVCAPI_SHADOW_BYTE_COMPARE', true),
     groupCommit: bool('performance.groupCommit', 'SVCAPI_GROUP_COMMIT', true),
+    // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
+    // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.
+    sqliteAsyncSync: bool('performance.sqliteAsyncSync', 'SVCAPI_SQLITE_ASYNC_SYNC', true),
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
     // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
     sqliteMmapMiB: number('performance.sqliteMmapMiB', 'SVCAPI_SQLITE_MMAP_MIB', 2047, 0, 1_048_576),

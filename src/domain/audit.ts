@@ -119,6 +119,18 @@ export function tokenFingerprint(tokenHash: string): string {
  * is lost silently and nothing can forge a line, move the cursor or reorder text when printed.
  */
 export function escapeAuditText(text: string, max: number): string {
+  // Printable ASCII but the backslash, within the cap (logins, addresses, request ids, nearly
+  // always): nothing to escape or cut. Array.from and a Unicode test per character cost 3 µs per
+  // event, one for each ticket issued.
+  if (text.length <= max && PLAIN_ASCII.test(text)) return text;
+  return escapeAuditTextSlowly(text, max);
+}
+
+/** Printable ASCII (U+0020..U+007E) without the backslash: none of it is UNSAFE_CHAR. */
+const PLAIN_ASCII = /^[\x20-\x5b\x5d-\x7e]*$/;
+
+/** escapeAuditText for any text, character by character (the reference its fast path is tested against). */
+export function escapeAuditTextSlowly(text: string, max: number): string {
   const points = Array.from(text);
   const kept = points.length > max ? points.slice(0, max) : points;
   let out = '';
@@ -225,7 +237,7 @@ export function authAuditEvents(record: AuditRecorder, options: AuthAuditOptions
         emit({ ...base, login: e.login ?? null });
         return;
       }
-      // The domain knows only the user id here; the login is looked up off the request's path.
+      // An event with the user id only (the service sends the login it read with the ticket): the login is looked up off the request's path.
       void options.loginOf(e.userId).then((login) => login, () => null).then((login) => emit({ ...base, login }));
     },
   };

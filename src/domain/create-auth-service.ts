@@ -125,12 +125,9 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     return { valid: true, record, expiresAt: verdict.expiresAt };
   }
 
-  /** A valid check with the token's owner, for a JSON layout that shows it. */
-  async function withOwner(verdict: TokenCheck & { valid: true }, record: TokenRecord): Promise<TokenCheck> {
-    // The record was just judged valid, so its user exists and is enabled; a user removed in
-    // between leaves the answer without an owner rather than failing it.
-    const user = await store.getUser(record.userId);
-    return user === null ? verdict : { ...verdict, owner: { login: user.login, appId: record.appId } };
+  /** A valid check with the token's owner (read with the token), for a JSON layout that shows it. */
+  function withOwner(verdict: TokenCheck & { valid: true }, record: TokenRecord): TokenCheck {
+    return { ...verdict, owner: { login: record.login, appId: record.appId } };
   }
 
   return {
@@ -158,7 +155,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (record.kind === 'ticket') {
         // Single use: only the caller whose conditional update wins gets true.
         if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
-        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, tokenFp: tokenFingerprint(tokenHash) });
+        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, login: record.login, tokenFp: tokenFingerprint(tokenHash) });
         events.tokenValidated({ valid: true, kind: 'ticket', ctx });
         return options?.owner === true ? withOwner(verdict, record) : verdict;
       }
@@ -195,17 +192,19 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (app === null || !app.enabled) return none;
       const url = loginUrls.forApp(app.appId);
       if (url.needsAppUrl && app.loginUrl === null) return none;
-      const user = await store.getUser(session.record.userId);
-      if (user === null || !user.enabled || !user.appIds.includes(app.appId)) return none;
+      // The session's user, enabled (checkSession judged it) and with its login read with the token.
+      const { userId, login } = session.record;
 
       let ticket: string | null = null;
       // A ticket is a credential: issued only when the URL carries it.
       if (url.needsTicket) {
         const issued = issue();
         const issuedAt = clock.now();
+        // The insert itself checks the user is enabled and granted this application (and the
+        // application enabled), in the same statement: no separate read of the user.
         const stored = await store.insertTicket({
           tokenHash: issued.hash,
-          userId: user.userId,
+          userId,
           appId: app.appId,
           clientIp: session.record.clientIp,
           sourceIp: ctx.sourceIp === '' ? null : ctx.sourceIp,
@@ -213,10 +212,14 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
           expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
         });
         if (!stored) return none;
-        events.ticketIssued({ userId: user.userId, appId: app.appId, ctx, login: user.login, tokenFp: tokenFingerprint(issued.hash) });
+        events.ticketIssued({ userId, appId: app.appId, ctx, login, tokenFp: tokenFingerprint(issued.hash) });
         ticket = issued.text;
+      } else {
+        // No ticket, so no insert to check the grant: the user is read.
+        const user = await store.getUser(userId);
+        if (user === null || !user.enabled || !user.appIds.includes(app.appId)) return none;
       }
-      return url.fill({ ticket, token: token ?? '', appId: app.appId, login: user.login, loginUrl: app.loginUrl });
+      return url.fill({ ticket, token: token ?? '', appId: app.appId, login, loginUrl: app.loginUrl });
     },
   };
 }

@@ -357,7 +357,7 @@ export async function buildApp(options: AppOptions): Promise<AsmxApp> {
 
   async function handleSoap(call: Call, body: Uint8Array): Promise<void> {
     const headers = call.req.headers;
-    const media = parseMediaType(headers['content-type']);
+    const media = decodeSoap.mediaType(headers['content-type']);
     call.binding = soapTransport(media.type) === '1.2' ? 'soap12' : 'soap11';
     if (media.type === 'application/json') return respond(call, soapErrorResponse('1.1', { code: 'SCRIPT_SERVICE_REQUIRED' }));
     const soapAction = headers.soapaction;

@@ -52,7 +52,7 @@ export function createOperationHandlers(
   const failureValue = profile.validateUser.failureValue;
   const userJson = compileJsonResult(profile.json.validateUser);
   const tokenJson = compileJsonResult(profile.json.validateUserToken);
-  // The owner costs one more store read: asked for only when the token layout shows it.
+  // The owner (read with the token) is added to the answer only when the token layout shows it.
   const tokenOwner = profile.json.validateUserToken.success.some((m) => 'field' in m.value && (m.value.field === 'login' || m.value.field === 'appId'));
   const readUserInputs = compileInputReader(profile.json.validateUser.inputs, ['login', 'password', 'appId', 'ipAddress']);
   const readTokenInputs = compileInputReader(profile.json.validateUserToken.inputs, ['token']);

@@ -35,8 +35,11 @@ interface PinoInternals {
   readonly [key: symbol]: unknown;
 }
 
-/** The logger's destination and bindings, when the fast line can be written to it; else null. */
-function pinoTarget(logger: Logger): { write(line: string): void; chindings: string } | null {
+/**
+ * The logger's destination and bindings, when a line of pino's layout can be written to it from
+ * a template (here, and the audit trail's line); else null.
+ */
+export function pinoTarget(logger: Logger): { write(line: string): void; chindings: string } | null {
   const internals = logger as unknown as PinoInternals;
   const stream = internals[pino.symbols.streamSym] as { write?: (line: string) => unknown } | undefined;
   const chindings = internals[pino.symbols.chindingsSym];

@@ -9,8 +9,11 @@
  * Lines are gathered here into chunks of CHUNK_BYTES before sonic-boom sees them: its write()
  * measures the UTF-8 length of the whole pending buffer on every call (Buffer.byteLength of a
  * string grown by +=), which made one 250-byte line cost 3.6 µs of CPU; handed 16 KiB chunks it
- * costs 1.3 µs (micro-benchmark of 300,000 access lines, docs/architecture.md). Every line of the
- * logger goes through the same gatherer, so lines keep their order.
+ * costs 1.3 µs (micro-benchmark of 300,000 access lines, docs/architecture.md). The chunks are
+ * bytes, each line encoded once into them as it comes: as one string a chunk was flattened
+ * (join), measured twice by sonic-boom, encoded for the write and encoded again when the write
+ * came back (sonic-boom's release); in its buffer mode sonic-boom only passes the bytes on.
+ * Every line of the logger goes through the same gatherer, so lines keep their order.
  */
 import { pino, type DestinationStream } from 'pino';
 
@@ -38,24 +41,33 @@ const MIN_LENGTH = 4096;
 /** Lines are handed to sonic-boom in chunks of about this many characters (its maxWrite). */
 const CHUNK_BYTES = 16 * 1024;
 
+/** Room for a chunk and the line that ends it (at most 3 UTF-8 bytes per UTF-16 unit); longer lines get their own buffer. */
+const SLAB_BYTES = CHUNK_BYTES + 16 * 1024;
+
 /**
- * Gathers lines into one string per chunk: an array joined once, so no line is copied twice and
- * nothing measures the pending text per line.
+ * Gathers lines into one buffer per chunk, each line encoded into it once. A chunk handed on is
+ * never written to again (sonic-boom holds it until written): the next one gets a new buffer.
  */
-function gatherer(sink: { write(chunk: string): unknown }): { stream: DestinationStream; drain(): void } {
-  let pending: string[] = [];
+function gatherer(sink: { write(chunk: Buffer): unknown }): { stream: DestinationStream; drain(): void } {
+  let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
   let size = 0;
   const drain = (): void => {
-    if (pending.length === 0) return;
-    const chunk = pending.length === 1 ? (pending[0] as string) : pending.join('');
-    pending = [];
+    if (size === 0) return;
+    const chunk = slab.subarray(0, size);
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
     size = 0;
     sink.write(chunk);
   };
   const stream: DestinationStream = {
     write(line: string): void {
-      pending.push(line);
-      size += line.length;
+      if (size + line.length * 3 > slab.length) {
+        drain();
+        if (line.length * 3 > slab.length) {
+          sink.write(Buffer.from(line, 'utf8'));
+          return;
+        }
+      }
+      size += slab.write(line, size, 'utf8');
       if (size >= CHUNK_BYTES) drain();
     },
   };
@@ -72,6 +84,8 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
     dest: options.file ?? 1,
     sync: !buffered,
     minLength: buffered ? MIN_LENGTH : 0,
+    // Buffered, only the gatherer writes to it, in bytes; unbuffered, pino writes its strings.
+    ...(buffered && { contentMode: 'buffer' as const }),
     ...(options.file !== null && { mkdir: true, append: true }),
   });
   // Each (re)open listens once for its outcome and removes the other listener, so SIGHUP after
@@ -90,7 +104,7 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
   });
   let ready = options.file === null || !buffered ? Promise.resolve() : opened();
   ready.catch(() => undefined); // surfaced when awaited
-  const gathered = buffered ? gatherer(boom) : null;
+  const gathered = buffered ? gatherer(boom as unknown as { write(chunk: Buffer): unknown }) : null;
   const drain = (): void => gathered?.drain();
   const timer = buffered ? setInterval(() => {
     drain();

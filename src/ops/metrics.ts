@@ -7,7 +7,7 @@
  *
  * Each service instance has its own Registry (tests build several in one process).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { OPERATIONS } from '../contract/operations.js';
 import { LOGIN_OUTCOMES, type AuthEvents } from '../domain/auth-events.js';
@@ -16,6 +16,7 @@ import type { Binding, RequestDone } from '../http/app.js';
 import { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from '../compat/shadow.js';
 import type { Store } from '../store/store.js';
 import type { Readiness } from './readiness.js';
+import { CounterTallies, TalliedHistogram } from './tallies.js';
 import { TOKEN_ADOPTION_RESULTS, type TokenAdoptionResult } from '../domain/legacy-token-adoption.js';
 import { LEGACY_TOKEN_CHECK_RESULTS, LOGIN_URL_RELAY_RESULTS, type LegacyTokenCheckResult, type LoginUrlRelayResult, type PassthroughStatus } from '../domain/legacy-token-passthrough.js';
 
@@ -128,19 +129,24 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     });
   }
 
-  const requests = new Counter({
+  // The per-request series are tallied in plain numbers and read into prom-client at scrape time (tallies.ts).
+  const requestTallies = new CounterTallies<'operation' | 'binding' | 'outcome'>();
+  new Counter({
     name: `${PREFIX}http_requests_total`,
     help: 'Requests on the public listener by operation (none: no operation was resolved; doc: documentation), binding and outcome (ok, fault, client_error, server_error).',
     labelNames: ['operation', 'binding', 'outcome'],
     registers,
+    collect() {
+      requestTallies.drainInto(this);
+    },
   });
-  const duration = new Histogram({
-    name: `${PREFIX}http_request_duration_seconds`,
-    help: 'Time from request received to response written, by operation and binding.',
-    labelNames: ['operation', 'binding'],
-    buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers,
-  });
+  const duration = new TalliedHistogram(
+    `${PREFIX}http_request_duration_seconds`,
+    'Time from request received to response written, by operation and binding.',
+    ['operation', 'binding'],
+    [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registry,
+  );
 
   const logins = new Counter({
     name: `${PREFIX}logins_total`,
@@ -149,15 +155,25 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     registers,
   });
   for (const outcome of LOGIN_OUTCOMES) logins.inc({ outcome }, 0);
-  const issued = new Counter({ name: `${PREFIX}tokens_issued_total`, help: 'Session tokens (ValidateUser) and login tickets (GetUserLoginURL) issued.', labelNames: ['kind'], registers });
+  const issuedTallies = new CounterTallies<'kind'>();
+  const issued = new Counter({
+    name: `${PREFIX}tokens_issued_total`, help: 'Session tokens (ValidateUser) and login tickets (GetUserLoginURL) issued.', labelNames: ['kind'], registers,
+    collect() {
+      issuedTallies.drainInto(this);
+    },
+  });
   issued.inc({ kind: 'session' }, 0);
   issued.inc({ kind: 'ticket' }, 0);
   const ticketsUsed = new Counter({ name: `${PREFIX}tickets_used_total`, help: 'Login tickets consumed by ValidateUserToken.', registers });
-  const validations = new Counter({
+  const validationTallies = new CounterTallies<'result' | 'kind'>();
+  new Counter({
     name: `${PREFIX}token_validations_total`,
     help: 'ValidateUserToken calls by result (valid, invalid) and what the text named (session, ticket, unknown; legacy: a token of the old service it vouched for, token passthrough).',
     labelNames: ['result', 'kind'],
     registers,
+    collect() {
+      validationTallies.drainInto(this);
+    },
   });
   const throttleTrips = new Counter({
     name: `${PREFIX}throttle_trips_total`,
@@ -249,10 +265,13 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       logins.inc({ outcome: e.outcome });
       if (e.outcome === 'throttled') throttleTrips.inc({ scope: e.throttledBy ?? 'pair' });
     },
-    tokenIssued: () => issued.inc({ kind: 'session' }),
-    ticketIssued: () => issued.inc({ kind: 'ticket' }),
+    tokenIssued: () => issuedTallies.add('session', () => ({ kind: 'session' })),
+    ticketIssued: () => issuedTallies.add('ticket', () => ({ kind: 'ticket' })),
     ticketUsed: () => ticketsUsed.inc(),
-    tokenValidated: (e) => validations.inc({ result: e.valid ? 'valid' : 'invalid', kind: e.kind }),
+    tokenValidated: (e) => {
+      const result = e.valid ? 'valid' : 'invalid';
+      validationTallies.add(`${result}|${e.kind}`, () => ({ result, kind: e.kind }));
+    },
   };
 
   return {
@@ -261,8 +280,10 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     observeRequest(done) {
       const binding = BINDINGS.includes(done.binding) ? done.binding : 'none';
       const operation = done.operation !== null && OPERATION_NAMES.has(done.operation) ? done.operation : binding === 'doc' ? 'doc' : 'none';
-      requests.inc({ operation, binding, outcome: requestOutcome(binding, done.statusCode) });
-      duration.observe({ operation, binding }, done.durationMs / 1000);
+      const outcome = requestOutcome(binding, done.statusCode);
+      const series = `${operation}|${binding}`;
+      requestTallies.add(`${series}|${outcome}`, () => ({ operation, binding, outcome }));
+      duration.observe(series, () => ({ operation, binding }), done.durationMs / 1000);
     },
     instrumentHasher(hasher) {
       const track = async <T>(work: () => Promise<T>): Promise<T> => {

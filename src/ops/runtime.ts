@@ -26,7 +26,9 @@ import { packageVersion } from './version.js';
 /** `audit` may be left out (tests): retention then defaults to 90 days. */
 export type OpsConfig = Pick<Config, 'management' | 'shutdown' | 'housekeeping'> & { readonly audit?: Config['audit'] }
   // Brute-force counters are purged whenever they exist; known-good sources after knownSourceDays (default 30).
-  & { readonly bruteForce?: Pick<Config['bruteForce'], 'knownSourceDays'> };
+  & { readonly bruteForce?: Pick<Config['bruteForce'], 'knownSourceDays'> }
+  // Log lines from templates (the audit line too; default true).
+  & { readonly accessLogFast?: boolean };
 
 export interface OpsRuntime {
   readonly metrics: ServiceMetrics;
@@ -61,7 +63,7 @@ export async function createOpsRuntime(options: OpsRuntimeOptions): Promise<OpsR
   // The store was opened (and migrated) just before: its version now is the one this build needs.
   const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion(), logger });
   const metrics = createMetrics({ store, readiness, logger, version: packageVersion() });
-  const audit = createAuditTrail({ store, logger, registry: metrics.registry, loginFingerprintKey: await loadLoginFingerprintKey(store) });
+  const audit = createAuditTrail({ store, logger, registry: metrics.registry, loginFingerprintKey: await loadLoginFingerprintKey(store), fastLine: config.accessLogFast ?? true });
   const auditRetentionDays = config.audit?.retentionDays ?? 90;
   let management: ManagementServer | undefined;
   let housekeeping: Housekeeping | undefined;

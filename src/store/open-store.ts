@@ -25,6 +25,8 @@ export interface OpenStoreOptions {
   readonly onIntegrityCheck?: (result: IntegrityCheckResult) => void;
   /** SQLite: bytes of the file read through a memory map (SqliteStoreOptions.mmapBytes; default 0). */
   readonly sqliteMmapBytes?: number;
+  /** SQLite: durable commits off the event loop (SqliteStoreOptions.asyncSync; default true). */
+  readonly sqliteAsyncSync?: boolean;
   /**
    * Group commit (default true; config `performance.groupCommit`): the hot paths' small writes
    * of one event-loop turn share one transaction, and one fsync or WAL flush.
@@ -45,6 +47,7 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
         path: location.path, migrate: options.migrate ?? true, create, integrityCheck: options.integrityCheck ?? true, ...group,
         ...(options.onIntegrityCheck !== undefined && { onIntegrityCheck: options.onIntegrityCheck }),
         ...(options.sqliteMmapBytes !== undefined && { mmapBytes: options.sqliteMmapBytes }),
+        ...(options.sqliteAsyncSync !== undefined && { asyncSync: options.sqliteAsyncSync }),
       });
     case 'postgres':
       return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create, ...group });

@@ -49,7 +49,7 @@ const numOrNull = (v: unknown): number | null => (isNull(v) ? null : Number(v));
  */
 const TOKEN_COLUMNS = `t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
     t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
-    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted`;
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted, u.login`;
 
 export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
@@ -60,7 +60,7 @@ export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
  */
 export const LISTED_TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}, t.origin
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
-const ORIGIN_INDEX = 15;
+const ORIGIN_INDEX = 16;
 
 /** news.attributes: string values only, keys in ascending order (both dialects alike), frozen. */
 function newsAttributes(json: Record<string, unknown> | null): Readonly<Record<string, string>> {
@@ -86,7 +86,7 @@ export function createRowMappers(d: ColumnDecoders): RowMappers {
   const toToken = (r: readonly unknown[]): TokenRecord => {
     // The order of TOKEN_COLUMNS.
     const [tokenHash, kind, userId, appId, clientIp, sourceIp, issuedAt, expiresAt, lastUsedAt, usedAt, revokedAt,
-      userEnabled, appEnabled, idleTimeoutSeconds, granted] = r;
+      userEnabled, appEnabled, idleTimeoutSeconds, granted, login] = r;
     return {
       tokenHash: str(tokenHash),
       kind: kind === 'ticket' ? 'ticket' : 'session',
@@ -103,6 +103,7 @@ export function createRowMappers(d: ColumnDecoders): RowMappers {
       appEnabled: d.bool(appEnabled),
       granted: d.bool(granted),
       idleTimeoutSeconds: numOrNull(idleTimeoutSeconds),
+      login: str(login),
     };
   };
   return {

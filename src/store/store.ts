@@ -134,6 +134,11 @@ export interface TokenRecord {
   /** Whether the user still holds a grant for `appId`. */
   readonly granted: boolean;
   readonly idleTimeoutSeconds: number | null;
+  /**
+   * The user's login as stored, read with the token: what the ticket's audit event, a login URL
+   * with {login} and a JSON answer's owner show, without reading the user again.
+   */
+  readonly login: string;
 }
 
 /**
@@ -169,7 +174,7 @@ export interface StoreRevisions {
 }
 
 /** A token row exactly as another database held it (svcapi-auth import). */
-export type ImportedToken = Omit<ListedToken, 'userEnabled' | 'appEnabled' | 'granted' | 'idleTimeoutSeconds'>;
+export type ImportedToken = Omit<ListedToken, 'userEnabled' | 'appEnabled' | 'granted' | 'idleTimeoutSeconds' | 'login'>;
 
 export interface NewsRecord {
   readonly newsId: number;

@@ -98,9 +98,14 @@ export interface SoapRouting {
   readonly value: string | undefined;
 }
 
-export function soapRouting(transport: SoapVersion, input: SoapRequestInput): SoapRouting {
+export function soapRouting(
+  transport: SoapVersion,
+  input: SoapRequestInput,
+  /** The Content-Type `action` parameter as ContentType.GetParameter reads it (the shape memo's is remembered per header). */
+  actionOf: (contentType: string | undefined) => string | undefined = (contentType) => aspNetContentTypeParameter(contentType, 'action'),
+): SoapRouting {
   if (transport === '1.1' && input.soapAction !== undefined) return { by: 'soapaction', value: input.soapAction };
-  return { by: 'action', value: aspNetContentTypeParameter(input.contentType, 'action') };
+  return { by: 'action', value: actionOf(input.contentType) };
 }
 
 export function decodeSoapRequest(contract: CompiledContract, input: SoapRequestInput, limits: XmlReadLimits = DEFAULT_XML_LIMITS): SoapDecoded {

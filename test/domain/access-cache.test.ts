@@ -125,6 +125,29 @@ describe('token validation memory', () => {
     }
   });
 
+  it('shows a login renamed by raw SQL from another connection on the very next request (the login is read with the token)', async () => {
+    const url = freshSqlite();
+    const w = await makeWorld(url);
+    const raw = new Database(url.slice('sqlite:'.length));
+    try {
+      const token = await login(w.service);
+      const owner = async (): Promise<string | undefined> => {
+        const check = await w.service.validateUserToken(token, ctx, { owner: true });
+        return check.valid ? check.owner?.login : undefined;
+      };
+      expect(await owner()).toBe('alice');
+      expect(await owner()).toBe('alice'); // kept from its second check
+      const rows = w.tokenReads();
+      expect(await owner()).toBe('alice');
+      expect(w.tokenReads()).toBe(rows);
+      raw.prepare("UPDATE users SET login = 'alice.renamed' WHERE login = 'alice'").run();
+      expect(await owner()).toBe('alice.renamed');
+    } finally {
+      raw.close();
+      await w.close();
+    }
+  });
+
   it('never judges a request by a revisions read that started before it arrived', async () => {
     // A slow round trip (PostgreSQL): the read in flight saw the database before the revocation.
     const w = await makeWorld(freshSqlite(), { revisionsDelayMs: 30 });

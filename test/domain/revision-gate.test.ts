@@ -19,7 +19,7 @@ function scriptedStore(): { store: RevisionStore; sent: Sent[] } {
   const sent: Sent[] = [];
   const record = (tokenHash: string): TokenRecord => ({
     tokenHash, kind: 'session', userId: 1, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(0), expiresAt: new Date(1e13),
-    lastUsedAt: new Date(0), usedAt: null, revokedAt: null, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null,
+    lastUsedAt: new Date(0), usedAt: null, revokedAt: null, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null, login: 'u',
   });
   const read = (hashes: readonly string[] | null): Promise<RevisionsWithTokens> => new Promise((resolve, reject) => {
     sent.push({

@@ -1,11 +1,12 @@
 import { readFileSync, mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAuthService, type AuthServiceDeps } from '../../src/domain/create-auth-service.js';
 import { createAdminService, type AdminService, type NewNewsInput } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import type { AuthService, ValidateUserInput } from '../../src/domain/auth-service.js';
+import type { IssueEvent } from '../../src/domain/auth-events.js';
 import { canonicalToken, hashToken } from '../../src/domain/tokens.js';
 import { parseTokenFormName } from '../../src/compat-profile-file.js';
 import { openStore } from '../../src/store/open-store.js';
@@ -349,6 +350,37 @@ describe('auth service', () => {
       const token = await login(w, gps('Alice', 'pw'));
       await must(w.admin.updateApplication(PORTAL, { enabled: false }));
       expect(await w.service.getUserLoginUrl(token, PORTAL, ctx)).toBe('');
+    });
+
+    it('issues a ticket without reading the user: the insert checks user and grant, the login comes with the token', async () => {
+      const issued: IssueEvent[] = [];
+      const service = createAuthService({ store: w.store, hasher: w.hasher, clock: w.clock, random: counterRandom(), events: { ticketIssued: (e) => issued.push(e) } });
+      const token = await login({ ...w, service }, gps('Alice', 'pw'));
+      const reads = vi.spyOn(w.store, 'getUser');
+      expect(await service.getUserLoginUrl(token, PORTAL, ctx)).toMatch(/ticket=[0-9a-f-]{36}#top$/);
+      expect(issued).toMatchObject([{ appId: PORTAL, login: 'Alice' }]);
+      expect(reads).not.toHaveBeenCalled();
+      // A grant withdrawn after the session was read: the ticket's own insert refuses it.
+      await must(w.admin.revokeApplication('alice', PORTAL));
+      expect(await isValid(w, token)).toBe(true);
+      reads.mockClear();
+      expect(await service.getUserLoginUrl(token, PORTAL, ctx)).toBe('');
+      expect(issued).toHaveLength(1);
+      expect(reads).not.toHaveBeenCalled();
+    });
+
+    it('without a ticket in the URL, still refuses a user not granted the application (the user is read)', async () => {
+      const other = await makeWorld({ loginUrl: { default: null, apps: { 6: 'https://six.example/?u={login}' }, none: 'NONE' } });
+      try {
+        await must(other.admin.addApplication({ appId: 6, name: 'Six', requireIp: false }));
+        await must(other.admin.grantApplication('alice', 6));
+        const reads = vi.spyOn(other.store, 'getUser');
+        expect(await other.service.getUserLoginUrl(await login(other, gps('Alice', 'pw')), 6, ctx)).toBe('https://six.example/?u=Alice');
+        expect(await other.service.getUserLoginUrl(await login(other, gps('bob', 'pw')), 6, ctx)).toBe('NONE');
+        expect(reads).toHaveBeenCalledTimes(2);
+      } finally {
+        await other.store.close();
+      }
     });
   });
 

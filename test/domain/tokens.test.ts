@@ -75,7 +75,7 @@ describe('evaluateToken', () => {
   const at = (ms: number): Date => new Date(t0.getTime() + ms);
   const record = (overrides: Partial<TokenRecord> = {}): TokenRecord => ({
     tokenHash: 'h', kind: 'session', userId: 1, appId: 2, clientIp: null, sourceIp: null, issuedAt: t0, expiresAt: at(1000),
-    lastUsedAt: t0, usedAt: null, revokedAt: null, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null, ...overrides,
+    lastUsedAt: t0, usedAt: null, revokedAt: null, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null, login: 'u', ...overrides,
   });
 
   it('is valid until the absolute expiry, exclusive', () => {

@@ -91,10 +91,13 @@ describe('the log destination', () => {
       logger.info({ n: 0 }, 'alone');
       // One short line is neither written nor handed on: no write per line.
       expect(readFileSync(file, 'utf8')).toBe('');
-      for (let n = 1; n <= 5000; n++) logger.info({ n, text: 'é'.repeat(n % 7) }, 'line');
+      // Multi-byte text of every UTF-8 length, and lines longer than a chunk (and than its buffer) among them.
+      const textOf = (n: number): string => (n % 500 === 0 ? '中😀'.repeat(4000 + n) : 'é中😀'.repeat(n % 7));
+      for (let n = 1; n <= 5000; n++) logger.info({ n, text: textOf(n) }, 'line');
       destination.close();
-      const numbers = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n);
-      expect(numbers).toEqual(Array.from({ length: 5001 }, (_, i) => i));
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { n: number; text?: string });
+      expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 5001 }, (_, i) => i));
+      for (const line of lines.slice(1)) expect(line.text).toBe(textOf(line.n));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

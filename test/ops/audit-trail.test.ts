@@ -8,7 +8,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Registry } from 'prom-client';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAdminService } from '../../src/domain/admin-service.js';
-import { authAuditEvents, escapeAuditText, loginFingerprint, toAuditEvent, tokenFingerprint, type AuditInput } from '../../src/domain/audit.js';
+import { authAuditEvents, escapeAuditText, escapeAuditTextSlowly, loginFingerprint, toAuditEvent, tokenFingerprint, type AuditInput } from '../../src/domain/audit.js';
 import { combineAuthEvents } from '../../src/domain/auth-events.js';
 import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { createAuditTrail, loadLoginFingerprintKey, type AuditTrail } from '../../src/ops/audit-trail.js';
@@ -72,6 +72,23 @@ describe('audit text', () => {
     expect(escapeAuditText('lone \uD800 surrogate', 30)).toBe('lone \\ud800 surrogate');
     expect(escapeAuditText('abcdefghij', 4)).toBe('abcd…(+6)');
     expect(escapeAuditText('😀😀😀', 2)).toBe('😀😀…(+1)');
+  });
+
+  it('takes its fast path for plain text only where the character-by-character escape gives the same', () => {
+    const pieces = ['a', 'Z', '0', ' ', '~', '\\', '"', '\u007f', '\u0000', '\n', 'é', '\u00a0', '\u200b', '\u202e', '😀', '\ud800', '中', '\u2028', '\u0085'];
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    for (let i = 0; i < 3000; i++) {
+      // Mostly plain ASCII, sometimes one other piece; lengths around the cap.
+      const length = rand(12);
+      let text = '';
+      for (let j = 0; j < length; j++) text += rand(4) === 0 ? (pieces[rand(pieces.length)] as string) : String.fromCharCode(0x20 + rand(95));
+      const max = 4 + rand(8);
+      expect(escapeAuditText(text, max), JSON.stringify(text)).toBe(escapeAuditTextSlowly(text, max));
+    }
   });
 
   it('fills an event: nulls for what is missing, request text escaped and capped, no empty source', () => {
@@ -203,6 +220,42 @@ describe('the domain\'s outcomes as audit events', () => {
     });
     const service = createAuthService({ store, hasher, events: combineAuthEvents(broken) });
     expect((await service.validateUser({ login: 'alice', password: 'pw', appId: 2, ipAddress: null }, ctx)).ok).toBe(true);
+  });
+});
+
+describe('the audit line', () => {
+  it('from the template carries exactly what logger.info writes, in pino\'s layout, for every kind of field', async () => {
+    const inputs: AuditInput[] = [
+      { type: 'ticket.issued', requestId: 'b7c1f1a0-0000-4000-8000-000000000001', appId: 2, login: 'Alice', sourceIp: '203.0.113.9', tokenFp: 'abcdef012345', detail: { userId: 7 } },
+      { type: 'login.failure', reason: 'bad-password', appId: 99, login: 'nobody\n"<script>"\\\u2028é', sourceIp: '::ffff:10.0.0.1', claimedIp: 'not-an-ip\u0000', detail: null },
+      { type: 'admin.user.grant', at: new Date('2026-11-25T10:00:00.123Z'), detail: { actor: 'cli:root', appIds: [2, 5], nested: { a: 'x"y' } } },
+      { type: 'console.logout' },
+    ];
+    const lines = async (fastLine: boolean): Promise<Record<string, unknown>[]> => {
+      const log = sink();
+      const t = trail({ store: fakeAuditStore().store, logger: createLogger({ level: 'info', stream: log.stream }), fastLine, now: () => new Date('2026-11-25T11:00:00.000Z') });
+      for (const input of inputs) t.record(input);
+      await t.close();
+      return log.text().trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l['msg'] === 'audit');
+    };
+    const [fast, slow] = [await lines(true), await lines(false)];
+    expect(fast).toHaveLength(inputs.length);
+    for (let i = 0; i < fast.length; i++) {
+      const { time: t1, ...a } = fast[i] ?? {};
+      const { time: t2, ...b } = slow[i] ?? {};
+      expect(a).toStrictEqual(b);
+      expect(Math.abs(Number(t1) - Number(t2))).toBeLessThan(5000);
+      expect(Object.keys(fast[i] ?? {})).toEqual(Object.keys(slow[i] ?? {}));
+      expect(Object.keys((fast[i]?.['audit'] ?? {}) as object)).toEqual(Object.keys((slow[i]?.['audit'] ?? {}) as object));
+    }
+  });
+
+  it('is not written below level info', async () => {
+    const log = sink();
+    const t = trail({ store: fakeAuditStore().store, logger: createLogger({ level: 'warn', stream: log.stream }) });
+    t.record({ type: 'console.logout' });
+    await t.close();
+    expect(log.text()).not.toMatch(/"msg":"audit"/);
   });
 });
 

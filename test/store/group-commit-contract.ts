@@ -7,7 +7,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
-import { openStore } from '../../src/store/open-store.js';
+import { openStore, type OpenStoreOptions } from '../../src/store/open-store.js';
 import type { NewToken, Store, User } from '../../src/store/store.js';
 
 const T0 = new Date('2025-01-15T12:00:00.000Z');
@@ -21,6 +21,8 @@ export interface GroupCommitOptions {
    * counters) with the new tokens; PostgreSQL only new tokens and tickets.
    */
   readonly groupsEverySmallWrite: boolean;
+  /** More options for every store the suite opens (SQLite: the sync inside or after COMMIT). */
+  readonly storeOptions?: OpenStoreOptions;
 }
 
 export function describeGroupCommitContract(name: string, newDatabase: () => string, adapter: GroupCommitOptions): void {
@@ -33,7 +35,7 @@ export function describeGroupCommitContract(name: string, newDatabase: () => str
     /** A store on `url` whose group commits are recorded in `commits` (writes per commit). */
     async function open(url: string, groupCommit = true): Promise<{ store: Store; commits: number[] }> {
       const commits: number[] = [];
-      const store = await openStore(url, { groupCommit, onGroupCommit: (writes) => commits.push(writes) });
+      const store = await openStore(url, { ...adapter.storeOptions, groupCommit, onGroupCommit: (writes) => commits.push(writes) });
       opened.push(store);
       return { store, commits };
     }

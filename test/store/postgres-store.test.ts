@@ -321,6 +321,8 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
           await writer.query('COMMIT');
         });
         await expectMoved('three tokens revoked in one transaction');
+        await adminQuery(`UPDATE "${schema}".users SET login = 'renamed'`);
+        await expectMoved('rename the user (the login is read with the token)');
         await adminQuery(`UPDATE "${schema}".users SET enabled = false`);
         await expectMoved('disable the user');
         await adminQuery(`DELETE FROM "${schema}".user_applications`);

@@ -214,7 +214,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.findToken(t.tokenHash)).toEqual({
           tokenHash: t.tokenHash, kind: 'session', userId: alice.userId, appId: 7, clientIp: '198.51.100.7', sourceIp: '192.0.2.1',
           issuedAt: at(5), expiresAt: at(HOUR), lastUsedAt: at(5), usedAt: null, revokedAt: null,
-          userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: 300,
+          userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: 300, login: 'alice',
         });
         expect((await store.getUser(alice.userId))?.lastLoginAt).toEqual(at(5));
         expect(await store.findToken(newHash())).toBeNull();
@@ -698,7 +698,7 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.importToken(row)).toBe(true);
         expect(await store.importToken({ ...row, lastUsedAt: at(2 * HOUR) })).toBe(false);
         const { origin, ...judged } = row;
-        expect(await store.findToken(row.tokenHash)).toEqual({ ...judged, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null });
+        expect(await store.findToken(row.tokenHash)).toEqual({ ...judged, userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null, login: 'alice' });
         expect((await store.listLiveTokens({ liveAt: T0, afterHash: null, limit: 10 }))[0]?.origin).toBe(origin);
         const usedTicket = { ...row, tokenHash: newHash(), kind: 'ticket' as const, usedAt: at(5) };
         expect(await store.importToken(usedTicket)).toBe(true);

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { OPERATIONS, type OperationName, type OperationSpec } from '../../src/contract/operations.js';
 import { compileContract, type CompiledContract } from '../../src/wire/compiled-contract.js';
 import { decodeSoapRequest, type SoapDecoded, type SoapRequestInput } from '../../src/wire/soap-request.js';
-import { createSoapRequestDecoder, MAX_BODY_BYTES, MAX_KEYS, MAX_TEMPLATES_PER_KEY, type SoapRequestDecoder } from '../../src/wire/soap-shape-memo.js';
+import { createSoapRequestDecoder, MAX_BODY_BYTES, MAX_CONTENT_TYPES, MAX_KEYS, MAX_TEMPLATES_PER_KEY, type SoapRequestDecoder } from '../../src/wire/soap-shape-memo.js';
 import { parseMediaType } from '../../src/wire/media-type.js';
 import { buildCorpus } from '../robustness/corpus.js';
 import { captureNames, readCapturedRequest } from '../support/captures.js';
@@ -414,6 +414,31 @@ describe('hole texts substituted into learned envelopes', () => {
     for (const xml of unlearnable) {
       const req = input(xml.replace('>t<', '>u<').replace('x>y', 'x&gt;y'), ct, sa);
       expect(decode(req)).toEqual(reference(req));
+    }
+  });
+});
+
+describe('Content-Type headers remembered', () => {
+  it('parse as parseMediaType parses them, every header of the captures and the corpus, remembered or not (full, or switched off)', () => {
+    const headers = [...capturedInputs(), ...corpusInputs()].map((r) => r.contentType);
+    headers.push(undefined, '', 'application/soap+xml; charset=utf-8; action="SVCAPI/ValidateUserToken"', 'text/xml;charset="utf-8"; x=";"');
+    for (const decode of [createSoapRequestDecoder(contract), createSoapRequestDecoder(contract, undefined, { enabled: false })]) {
+      for (let round = 0; round < 2; round++) {
+        for (const header of headers) expect(decode.mediaType(header), String(header)).toEqual(parseMediaType(header));
+      }
+    }
+    expect(new Set(headers).size).toBeGreaterThan(MAX_CONTENT_TYPES);
+  });
+
+  it('route SOAP 1.2 by the remembered action parameter exactly as by a fresh read, for every spelling', () => {
+    const { decode } = countingDecoder();
+    const xml12 = COMPACT(S12, 'soap12', '<ValidateUserToken xmlns="SVCAPI"><token>t</token></ValidateUserToken>');
+    const spellings = ['action="SVCAPI/ValidateUserToken"', 'action=SVCAPI/ValidateUserToken', ' ACTION = "SVCAPI/WhatsNew"', 'actionX="SVCAPI/ValidateUserToken"', 'action="SVCAPI%2FValidateUserToken"', 'charset=utf-8'];
+    for (let round = 0; round < 3; round++) {
+      for (const spelling of spellings) {
+        const req = input(xml12, `application/soap+xml; charset=utf-8; ${spelling}`);
+        expect(decode(req), spelling).toEqual(reference(req));
+      }
     }
   });
 });

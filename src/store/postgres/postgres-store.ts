@@ -106,8 +106,8 @@ export const FIND_TOKENS_SQL = `${TOKEN_SELECT} WHERE t.token_hash = ANY($1::tex
 export const REVISIONS_WITH_TOKENS_SQL = `SELECT k.*, r.news, r.access
   FROM (SELECT (SELECT revision FROM news_revision) AS news, (SELECT revision FROM access_revision) AS access) r
   LEFT JOIN LATERAL (${TOKEN_SELECT} WHERE t.token_hash = ANY($1::text[])) k ON true`;
-const WITH_TOKENS_NEWS = 15;
-const WITH_TOKENS_ACCESS = 16;
+const WITH_TOKENS_NEWS = 16;
+const WITH_TOKENS_ACCESS = 17;
 /** Tokens per batched lookup at most: one statement's array stays small, and a bigger turn sends several. */
 const TOKEN_BATCH_MAX = 256;
 

@@ -1,11 +1,14 @@
 import type Database from 'better-sqlite3';
 import { createTurnBatch, type WriteOutcome } from '../turn-batch.js';
+import type { WalSync } from './wal-sync.js';
 
 /**
  * The small writes of the hot paths (tokens, tickets, their uses, the brute-force counters) on
  * SQLite. With group commit on, those queued during one event-loop turn run one after another
- * inside one BEGIN IMMEDIATE ... COMMIT, so they cost one WAL fsync (synchronous=FULL) instead of
- * one each; every caller's promise settles after COMMIT returned, that is after the fsync.
+ * inside one BEGIN IMMEDIATE ... COMMIT, so they cost one WAL fsync instead of one each; every
+ * caller's promise settles after that fsync: inside COMMIT (synchronous=FULL), or, with a
+ * WalSync (the default for a file), after COMMIT on a thread of libuv's pool, the event loop
+ * serving other requests meanwhile (wal-sync.ts).
  *
  * A write is a synchronous function that makes its statements and returns its result. Run in
  * the group, each is on its own: a single statement that fails (a constraint) is undone by
@@ -27,6 +30,8 @@ export interface SqliteWritesOptions {
   readonly enabled: boolean;
   /** Called after each group transaction committed, with how many writes it held (metrics, tests). */
   readonly onCommit?: (writes: number) => void;
+  /** Commits at NORMAL and syncs the WAL off the event loop before the writes settle (wal-sync.ts); absent: FULL. */
+  readonly walSync?: WalSync;
 }
 
 export function createSqliteWrites(db: Database.Database, options: SqliteWritesOptions): SqliteWrites {
@@ -46,7 +51,7 @@ export function createSqliteWrites(db: Database.Database, options: SqliteWritesO
   const commit = db.prepare('COMMIT');
   const rollback = db.prepare('ROLLBACK');
 
-  const batch = createTurnBatch<() => unknown, unknown>((writes) => {
+  const commitGroup = (writes: readonly (() => unknown)[]): WriteOutcome<unknown>[] => {
     begin.run();
     const outcomes: WriteOutcome<unknown>[] = [];
     try {
@@ -66,7 +71,9 @@ export function createSqliteWrites(db: Database.Database, options: SqliteWritesO
     }
     options.onCommit?.(writes.length);
     return outcomes;
-  });
+  };
+  const { walSync } = options;
+  const batch = createTurnBatch<() => unknown, unknown>((writes) => (walSync === undefined ? commitGroup(writes) : walSync.commitThenSync(() => commitGroup(writes))));
   return {
     run: <T>(write: () => T): Promise<T> => batch.add(write) as Promise<T>,
     flush: () => batch.flushNow(),

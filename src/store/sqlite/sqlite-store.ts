@@ -24,6 +24,7 @@ import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
 import { createSqliteWrites } from './group-commit.js';
+import { createWalSync } from './wal-sync.js';
 
 export interface SqliteStoreOptions {
   /** A file path, or ':memory:' for a private in-memory database (tests). */
@@ -58,6 +59,13 @@ export interface SqliteStoreOptions {
    * a file only, purge-thread.ts); false runs it on this connection, on the event loop.
    */
   readonly purgeThread?: boolean;
+  /**
+   * Durable commits off the event loop (default true; a file only; config
+   * `performance.sqliteAsyncSync`): group commits and audit appends commit at synchronous NORMAL
+   * and their callers wait for the WAL's fdatasync on libuv's pool instead of the event loop
+   * waiting inside COMMIT (wal-sync.ts). false: synchronous FULL for every commit.
+   */
+  readonly asyncSync?: boolean;
   /**
    * How much of the file is read through a memory map (PRAGMA mmap_size; default 0, none). SQLite
    * caps it at its build's SQLITE_MAX_MMAP_SIZE (2 GiB for better-sqlite3).
@@ -141,7 +149,8 @@ export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id,
     (SELECT u.enabled FROM users u WHERE u.user_id = t.user_id) AS user_enabled,
     (SELECT a.enabled FROM applications a WHERE a.app_id = t.app_id) AS app_enabled,
     (SELECT a.idle_timeout_seconds FROM applications a WHERE a.app_id = t.app_id) AS idle_timeout_seconds,
-    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted
+    EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted,
+    (SELECT u.login FROM users u WHERE u.user_id = t.user_id) AS login
   FROM tokens t WHERE t.token_hash = ?`;
 const PURGE_EXPIRED_SQL = `DELETE FROM tokens WHERE token_hash IN
   (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`;
@@ -653,8 +662,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
 
   // The hot paths' small writes (tokens, tickets, their uses, brute-force counters): one
   // transaction and one fsync per event-loop turn for all of them (group-commit.ts).
+  const walSync = inMemory || !(options.asyncSync ?? true) ? null : createWalSync(db, { walPath: `${options.path}-wal` });
   const writes = createSqliteWrites(db, {
     enabled: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
+    ...(walSync !== null && { walSync }),
   });
 
   // The whole file checked while the store already serves (background-check.ts).
@@ -677,6 +688,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       await purgeThread?.close();
       purgeThread = undefined;
       if (db.open) await writes.flush();
+      await walSync?.close();
       if (db.open) db.close();
     },
     async ping() {
@@ -894,7 +906,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
 
     async appendAudit(events) {
-      if (events.length > 0) appendAuditTx.immediate(events);
+      if (events.length === 0) return;
+      // The audit writer never holds a request; nor does its commit hold the event loop.
+      if (walSync === null) appendAuditTx.immediate(events);
+      else await walSync.commitThenSync(() => appendAuditTx.immediate(events));
     },
     async installationSecret(name, candidate) {
       // Read first: once the secret exists, starting (or `audit --login`) needs no write, so a
