@@ -57,7 +57,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), and the
    * SOAP request shape memo.
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
+  readonly performance: { readonly tokenCacheEntries: number; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly shadowBatching: boolean; readonly groupCommit: boolean; readonly sqliteMmapMiB: number };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.
@@ -490,6 +490,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shapeMemo: boolean(pick(undefined, '', env, 'SVCAPI_SHAPE_MEMO', fromFile('performance.shapeMemo')), true),
     shadowPipelining: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_PIPELINING', fromFile('performance.shadowPipelining')), true),
     shadowByteCompare: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_BYTE_COMPARE', fromFile('performance.shadowByteCompare')), true),
+    shadowBatching: boolean(pick(undefined, '', env, 'SVCAPI_SHADOW_BATCHING', fromFile('performance.shadowBatching')), true),
     groupCommit: boolean(pick(undefined, '', env, 'SVCAPI_GROUP_COMMIT', fromFile('performance.groupCommit')), true),
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
     // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.

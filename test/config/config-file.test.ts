@@ -105,7 +105,7 @@ describe('config file', () => {
       audit: { retentionDays: 30 },
       tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
-      performance: { tokenCacheEntries: 50_000, newsCacheEntries: 1000, shapeMemo: true, shadowPipelining: true, shadowByteCompare: true, groupCommit: true, sqliteMmapMiB: 2047 },
+      performance: { tokenCacheEntries: 50_000, newsCacheEntries: 1000, shapeMemo: true, shadowPipelining: true, shadowByteCompare: true, shadowBatching: true, groupCommit: true, sqliteMmapMiB: 2047 },
       bruteForce: { enabled: true, windowMs: 600000, maxDelayMs: 300000, pair: { maxAttempts: 4, baseDelayMs: 10000 }, login: { maxAttempts: 50 }, source: { maxFailures: 20 }, knownSourceDays: 7 },
     });
   });
