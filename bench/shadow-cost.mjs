@@ -12,8 +12,10 @@
  *   --rate R      a fixed rate (autocannon overallRate, default 4000 req/s): below saturation,
  *                 nothing is shed, every request is compared; the main figure is
  *                 (CPU µs/request shadowed − plain), per compared request;
- *   --saturate    also at full load (--connections, default 16,64), as bench.mjs: req/s, p99,
- *                 CPU µs/request, and how many requests were compared or dropped.
+ *   --saturate    also at full load (--connections, default 16,64), as bench.mjs (wrk when
+ *                 installed, else autocannon; --client to choose): req/s, p99, CPU µs/request,
+ *                 how many requests were compared or dropped, and the CPU the shadow budget
+ *                 charged (svcapi_auth_shadow_cpu_seconds_total) beside the extra CPU measured.
  *
  * Options: --runs N (3) --duration S (5) --cli PATH (dist/cli/main.js); --variant NAME:K=V,K=V
  * (repeatable: one more shadowed server with that environment, e.g.
@@ -27,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, run, treeCpu, waitIdle } from './lib/proc.mjs';
 import { buildRequest, send, tokenIn } from './lib/requests.mjs';
 import { fmt, fmtInt, median } from './lib/report.mjs';
@@ -38,7 +41,7 @@ const ROOT = resolve(BENCH_DIR, '..');
 const RUNNER = join(BENCH_DIR, 'autocannon-runner.mjs');
 
 function parseArgs(argv) {
-  const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), variants: [], cpuProf: null, legacyNice: 0 };
+  const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), variants: [], cpuProf: null, legacyNice: 0, client: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -57,8 +60,9 @@ function parseArgs(argv) {
       o.variants.push({ name, env: Object.fromEntries(settings.filter((kv) => kv !== '').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) });
     } else if (a === '--cpu-prof') o.cpuProf = resolve(next());
     else if (a === '--legacy-nice') o.legacyNice = Number(next());
+    else if (a === '--client') o.client = next();
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R|0] [--saturate] [--connections 16,64] [--cli PATH] [--variant NAME:K=V,K=V]... [--legacy-nice N] [--cpu-prof DIR]\n');
+      process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R|0] [--saturate] [--connections 16,64] [--cli PATH] [--variant NAME:K=V,K=V]... [--legacy-nice N] [--cpu-prof DIR] [--client wrk|autocannon]\n');
       process.exit(0);
     } else throw new Error(`unknown argument ${a}`);
   }
@@ -66,7 +70,13 @@ function parseArgs(argv) {
   return o;
 }
 
-async function load(origin, req, { connections, durationS, rate, cpu }) {
+async function load(origin, req, { connections, durationS, rate, cpu, client, tmpDir }) {
+  // At full load, the load generator bench.mjs uses (wrk when installed: a fraction of
+  // autocannon's CPU, which shares its core with the old service); a fixed rate needs autocannon.
+  if (!rate && client === 'wrk') {
+    const r = await runLoad({ origin, req, connections, durationS, cpu, client, tmpDir });
+    return { sent: r.requests, durationS: r.durationS, p99Ms: r.p99Ms, errors: r.errors, non2xx: r.non2xx };
+  }
   const spec = { url: `${origin}${req.path}`, method: req.method, headers: req.headers, body: req.body, connections, durationS, timeoutS: 10, check: null, rotate: null, ...(rate && { overallRate: rate }) };
   const r = await run(process.execPath, [RUNNER, JSON.stringify(spec)], { cpu });
   const m = /^BENCH_RESULT (.+)$/m.exec(r.stdout);
@@ -74,14 +84,16 @@ async function load(origin, req, { connections, durationS, rate, cpu }) {
   return JSON.parse(m[1]);
 }
 
-/** svcapi_auth_shadow_total by result, summed over operations and bindings. */
+/** svcapi_auth_shadow_total by result, summed over operations and bindings, and the CPU seconds the budget charged. */
 async function shadowCounts(managementUrl) {
   const text = await (await globalThis.fetch(`${managementUrl}/metrics`)).text();
-  const counts = { same: 0, different: 0, error: 0, dropped: 0 };
+  const counts = { same: 0, different: 0, error: 0, dropped: 0, chargedS: 0 };
   for (const m of text.matchAll(/^svcapi_auth_shadow_total\{([^}]*)\} (\d+)/gm)) {
     const result = /result="(\w+)"/.exec(m[1])?.[1];
     if (result !== undefined && result in counts) counts[result] += Number(m[2]);
   }
+  // What the budget charged to shadow work (its meter), to set beside the CPU measured here.
+  counts.chargedS = Number(/^svcapi_auth_shadow_cpu_seconds_total (\S+)/m.exec(text)?.[1] ?? NaN);
   return counts;
 }
 
@@ -90,6 +102,7 @@ const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const layout = cpuLayout(false);
+  const client = chooseClient(o.client);
   const tmp = await mkdtemp(join(tmpdir(), 'svcapi-shadow-cost-'));
   const log = (s) => process.stderr.write(`${s}\n`);
   const servers = [];
@@ -141,11 +154,11 @@ async function main() {
         for (const target of targets) {
           const { server, managementUrl } = target;
           const key = `${mode.label} ${target.name}`;
-          if (round === 1) await load(server.origin, req, { connections: mode.connections, durationS: 1, rate: mode.rate, cpu: layout.load });
+          if (round === 1) await load(server.origin, req, { connections: mode.connections, durationS: 1, rate: mode.rate, cpu: layout.load, client, tmpDir: tmp });
           await waitIdle(server.pid);
           const counts0 = managementUrl !== null ? await shadowCounts(managementUrl) : null;
           const cpu0 = treeCpu(server.pid);
-          const r = await load(server.origin, req, { connections: mode.connections, durationS: o.durationS, rate: mode.rate, cpu: layout.load });
+          const r = await load(server.origin, req, { connections: mode.connections, durationS: o.durationS, rate: mode.rate, cpu: layout.load, client, tmpDir: tmp });
           // The comparisons still running after the load count too.
           await waitIdle(server.pid);
           const cpuS = cpuDelta(cpu0, treeCpu(server.pid));
@@ -153,7 +166,8 @@ async function main() {
           const row = { rps: r.sent / r.durationS, p99Ms: r.p99Ms, requests: r.sent, cpuUs: (cpuS * 1e6) / r.sent, counts };
           if (!results.has(key)) results.set(key, []);
           results.get(key).push(row);
-          log(`${key.padEnd(28)} ${fmtInt(row.rps).padStart(7)} req/s  p99 ${fmt(r.p99Ms)} ms  cpu ${fmt(row.cpuUs)} µs/req${counts ? `  ${JSON.stringify(counts)}` : ''}${r.errors + r.non2xx > 0 ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : ''}`);
+          const shown = counts && { ...counts, chargedS: undefined, chargedUsPerReq: Number(fmt((counts.chargedS * 1e6) / r.sent)) };
+          log(`${key.padEnd(28)} ${fmtInt(row.rps).padStart(7)} req/s  p99 ${fmt(r.p99Ms)} ms  cpu ${fmt(row.cpuUs)} µs/req${shown ? `  ${JSON.stringify(shown)}` : ''}${r.errors + r.non2xx > 0 ? `  (${r.errors} errors, ${r.non2xx} non-2xx)` : ''}`);
         }
       }
     }
@@ -168,7 +182,9 @@ async function main() {
         const compared = m(s, (r) => comparedOf(r) / r.requests);
         // Extra CPU of the shadowed server per compared request, from the pairs of one round.
         const extra = median(s.map((r, i) => ((r.cpuUs - (p[i]?.cpuUs ?? NaN)) * r.requests) / Math.max(1, comparedOf(r))));
-        log(`${mode.label} ${name}: cpu ${fmt(m(s, (r) => r.cpuUs))} µs/req (${m(s, (r) => r.cpuUs) >= m(p, (r) => r.cpuUs) ? '+' : ''}${fmt(m(s, (r) => r.cpuUs) - m(p, (r) => r.cpuUs))}), ` +
+        // The budget's meter: CPU charged to shadow work per request, against the extra measured over plain.
+        const charged = m(s, (r) => (r.counts.chargedS * 1e6) / r.requests);
+        log(`${mode.label} ${name}: cpu ${fmt(m(s, (r) => r.cpuUs))} µs/req (${m(s, (r) => r.cpuUs) >= m(p, (r) => r.cpuUs) ? '+' : ''}${fmt(m(s, (r) => r.cpuUs) - m(p, (r) => r.cpuUs))}; charged ${fmt(charged)}), ` +
           `${fmt(extra)} µs per compared request, ${fmt(compared * 100, 1)}% compared; ` +
           `${fmtInt(m(s, (r) => r.rps))} req/s (${fmt(m(s, (r) => r.rps) / m(p, (r) => r.rps))}×), p99 ${fmt(m(s, (r) => r.p99Ms))} ms (${fmt(m(s, (r) => r.p99Ms) - m(p, (r) => r.p99Ms))})`);
       }

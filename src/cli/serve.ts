@@ -207,10 +207,11 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
         settings: { ...config.legacy, url: legacyUrl },
         profile: config.compat.profile, store, fingerprintKey, logger, ...(legacyCa !== undefined && { ca: legacyCa }),
         onResult: ops.metrics.shadowResult, onFront: ops.metrics.frontResult,
-        pipelining: config.performance.shadowPipelining, byteCompare: config.performance.shadowByteCompare,
+        pipelining: config.performance.shadowPipelining, byteCompare: config.performance.shadowByteCompare, batching: config.performance.shadowBatching,
       });
       const m = mirror;
       ops.metrics.reportShadowDepth(() => m.depth());
+      ops.metrics.reportShadowCpu(() => m.cpuSeconds());
       const share = `${Math.round(config.legacy.shadow.rate * 10_000) / 100}%`;
       if (config.legacy.mode === 'front') {
         const which = config.legacy.frontOperations.length === 0 ? 'every request' : config.legacy.frontOperations.join(', ');

@@ -13,9 +13,10 @@
  *
  * Comparisons wait in a bounded queue (`legacy.shadow.queue` jobs, and MAX_QUEUED_BYTES in all)
  * and run `legacy.shadow.concurrency` at a time; a job that does not fit is dropped and counted.
+ * In shadow mode they start in batches (BATCH, or after BATCH_WAIT_MS), sent together.
  * Shadow work has a CPU budget (src/compat/shadow-budget.ts, `legacy.shadow.cpuShare`): the
- * event-loop time it takes is measured, and a sampled request is dropped (and counted) while that
- * time passes the share of the last second.
+ * event-loop time it costs is measured, and a sampled request is dropped (and counted) while that
+ * time passes the share of the time gone by.
  * Every job ends as one of `same`, `different`, `error` (the old service failed or our own
  * answer could not be computed) or `dropped`, counted by operation and binding from our own
  * dispatch. The last `legacy.shadow.keep` differences are kept in the store, redacted
@@ -99,6 +100,8 @@ export interface LegacyMirror {
   idle(): Promise<void>;
   /** Comparisons waiting now. */
   depth(): number;
+  /** CPU seconds charged to shadow work so far (the budget's count). */
+  cpuSeconds(): number;
   /** Stops taking jobs, waits for the running ones (at most the timeout), closes the sockets. */
   close(): Promise<void>;
 }
@@ -130,10 +133,25 @@ export interface MirrorOptions {
    * (`performance.shadowByteCompare`, the off switch).
    */
   readonly byteCompare?: boolean;
+  /**
+   * Shadow mode's exchanges started in batches: sampled jobs are gathered until BATCH wait or the
+   * oldest has waited BATCH_WAIT_MS, then started in one turn (and sent in one write per
+   * connection); false: each as soon as it is queued (`performance.shadowBatching`, the off switch).
+   */
+  readonly batching?: boolean;
+  /** For tests: how long the first job of a batch waits for the others (default BATCH_WAIT_MS). */
+  readonly batchWaitMs?: number;
 }
 
 /** Exchanges started in one turn of the event loop at most: a burst of jobs is spread over turns. */
 const STARTS_PER_TURN = 16;
+/**
+ * Jobs gathered before a batch starts, and the longest the first of them waits for the others.
+ * An exchange alone costs its own write to the old service, its own read of the answer and the
+ * turns of the event loop they wake: batched, these are shared (bench/shadow-cost.mjs).
+ */
+export const BATCH = STARTS_PER_TURN;
+export const BATCH_WAIT_MS = 20;
 /** All queued comparisons together hold at most this many bytes of requests and answers. */
 export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** Front mode: exchanges with the old service at a time; one more is answered 503 at once. */
@@ -199,6 +217,9 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     ? createPipelinedForwarder({ ...common, maxInFlight: s.concurrency, connections: SHADOW_CONNECTIONS, onWork: (ms) => budget.charge(ms) })
     : createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
   const byteCompare = options.byteCompare ?? true;
+  // Front mode's jobs send nothing (the old service's answer came with them): started at once.
+  const batching = (options.batching ?? true) && settings.mode === 'serve';
+  const batchWaitMs = options.batchWaitMs ?? BATCH_WAIT_MS;
   const frontForwarder: LegacyForwarder | null = settings.mode === 'front' ? createLegacyForwarder({ ...common, maxInFlight: FRONT_MAX_IN_FLIGHT }) : null;
   const legacySide: AnswerSide = { url: legacyUrl, path: legacyUrl.pathname };
 
@@ -215,6 +236,8 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   let queuedBytes = 0;
   let running = 0;
   let pumpScheduled = false;
+  /** Batching: the wait of the first job queued for a batch to fill, or null. */
+  let batchTimer: NodeJS.Timeout | null = null;
   let closed = false;
   let idleWaiters: Array<() => void> = [];
   let lastFailure: ForwardFailure | null = null;
@@ -314,11 +337,30 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     await keepDifference(job, compared.legacy, compared.ours);
   }
 
-  function pump(): void {
+  /**
+   * Starts what is queued, up to the concurrency. Batching (shadow mode): a batch starts once
+   * BATCH jobs wait, or the first has waited BATCH_WAIT_MS (`now`), or everything is being
+   * drained (`idle`, close); otherwise the wait is armed.
+   */
+  function pump(now = false): void {
+    if (batching && !now && queue.length < BATCH && !closed && idleWaiters.length === 0) {
+      if (queue.length > 0 && batchTimer === null) {
+        batchTimer = setTimeout(() => {
+          batchTimer = null;
+          pump(true);
+        }, batchWaitMs);
+        batchTimer.unref();
+      }
+      return;
+    }
+    if (batchTimer !== null) {
+      clearTimeout(batchTimer);
+      batchTimer = null;
+    }
     let started = 0;
     while (running < s.concurrency && queue.length > 0) {
       if (++started > STARTS_PER_TURN) {
-        schedulePump();
+        schedulePump(true);
         return;
       }
       const next = queue.shift();
@@ -332,6 +374,7 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
         })
         .finally(() => {
           running -= 1;
+          // A place is free: a full batch waiting starts now, a partial one keeps its wait.
           pump();
           settleIdle();
         });
@@ -339,18 +382,20 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   }
 
   /** Not in this turn: the client's answer is flushed before any work of ours starts. */
-  function schedulePump(): void {
+  function schedulePump(now = false): void {
     if (pumpScheduled) return;
     pumpScheduled = true;
     setImmediate(() => {
       pumpScheduled = false;
-      pump();
+      pump(now);
     });
   }
 
   return {
     mode: settings.mode,
     sample(operation, binding, served) {
+      // Every request answered counts: the budget learns what the clients' requests cost.
+      budget.served();
       if (s.rate <= 0 || binding === 'none' || closed) return false;
       if (served && !s.stateful) {
         // Only what cannot change state in the old service: a known read-only operation, or documentation.
@@ -400,12 +445,17 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
     idle() {
       return new Promise<void>((resolve) => {
         idleWaiters.push(resolve);
+        // A batch still gathering starts now rather than at the end of its wait.
+        if (queue.length > 0) schedulePump(true);
         settleIdle();
       });
     },
     depth: () => queue.length,
+    cpuSeconds: () => budget.spent() / 1000,
     async close() {
       closed = true;
+      if (batchTimer !== null) clearTimeout(batchTimer);
+      batchTimer = null;
       for (const { job } of queue.splice(0)) count('dropped', job);
       queuedBytes = 0;
       const done = this.idle();

@@ -93,6 +93,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     tableMemo: bool('performance.tableMemo', 'SVCAPI_TABLE_MEMO', true),
     shadowPipelining: bool('performance.shadowPipelining', 'SVCAPI_SHADOW_PIPELINING', true),
     shadowByteCompare: bool('performance.shadowByteCompare', 'SVCAPI_SHADOW_BYTE_COMPARE', true),
+    shadowBatching: bool('performance.shadowBatching', 'SVCAPI_SHADOW_BATCHING', true),
     groupCommit: bool('performance.groupCommit', 'SVCAPI_GROUP_COMMIT', true),
     // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
     // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.

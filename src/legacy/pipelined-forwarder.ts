@@ -107,29 +107,30 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
   const onWork = options.onWork;
   // node:tls checks the certificate against the host name (and sends it as SNI unless it is an address).
   const connector = buildConnector({ timeout: timeoutMs, ...(options.ca !== undefined && { ca: options.ca }) });
-  const connect: buildConnector.connector = onWork === undefined ? connector : (opts, callback) => {
-    connector(opts, (...args) => {
-      const socket = args[1];
-      if (socket !== null) meterReads(socket, onWork);
-      callback(...args);
-    });
-  };
   // The exchanges in flight fit on the connections, each taking its share before the next is used.
   const depth = Math.ceil(maxInFlight / connections);
-  const clientOptions: Client.Options = {
-    pipelining: depth,
-    connect,
-    // Backstops: the deadline below ends an exchange first.
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
-  };
   const base = { origin: url.origin, blocking: false } as const;
-  /** One undici Client per connection, and the exchanges placed on it not yet done with by undici. */
+  /** One undici Client per connection, its socket once connected, and the exchanges placed on it not yet done with by undici. */
   interface Connection {
     readonly client: Client;
+    socket: Socket | null;
     placed: number;
   }
-  const open = (): Connection => ({ client: new Client(url.origin, clientOptions), placed: 0 });
+  function open(): Connection {
+    const connect: buildConnector.connector = (opts, callback) => {
+      connector(opts, (...args) => {
+        const socket = args[1];
+        if (socket !== null) {
+          connection.socket = socket;
+          if (onWork !== undefined) meterReads(socket, onWork);
+        }
+        callback(...args);
+      });
+    };
+    // Backstops: the deadline below ends an exchange first.
+    const connection: Connection = { client: new Client(url.origin, { pipelining: depth, connect, headersTimeout: timeoutMs, bodyTimeout: timeoutMs }), socket: null, placed: 0 };
+    return connection;
+  }
   const pool: Connection[] = Array.from({ length: connections }, open);
   /** Exchanges not settled yet, in the order of their deadlines (all are now + timeoutMs). */
   const live = new Set<Exchange>();
@@ -145,13 +146,31 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
     connection.client.destroy(new ConnectionRetired()).catch(() => undefined);
   }
 
+  /** Sockets corked in this turn: the requests placed on one go out in one write. */
+  const corked = new Set<Socket>();
+
   /** On the first connection with room (there is always one: `connections` × depth ≥ maxInFlight). */
   function place(exchange: Exchange): void {
     const connection = pool.find((c) => c.placed < depth) ?? pool[0];
     if (connection === undefined) throw new Error('unreachable: at least one connection');
     connection.placed += 1;
     exchange.placedOn(connection);
+    // undici writes each request by itself (cork, write, uncork): inside our cork they wait for
+    // the others placed in this turn (shadow mode starts a batch in one turn). On a connection
+    // that was idle undici writes in a setImmediate of its own (it first lets the socket show
+    // whether the server closed it meanwhile), scheduled by the first dispatch: the uncork is
+    // scheduled after it.
+    const socket = connection.socket;
+    const cork = socket !== null && !socket.destroyed && !corked.has(socket);
+    if (cork) socket.cork();
     connection.client.dispatch({ ...base, ...exchange.request }, exchange);
+    if (cork) {
+      corked.add(socket);
+      setImmediate(() => {
+        corked.delete(socket);
+        socket.uncork();
+      });
+    }
   }
 
   class Exchange implements Dispatcher.DispatchHandler {

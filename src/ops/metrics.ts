@@ -75,6 +75,8 @@ export interface ServiceMetrics {
   frontResult(outcome: FrontOutcome, operation: string | null, binding: string): void;
   /** The comparisons waiting, read at scrape time. */
   reportShadowDepth(depth: () => number): void;
+  /** The CPU seconds charged to shadow work so far (its budget, legacy.shadow.cpuShare), read at scrape time. */
+  reportShadowCpu(seconds: () => number): void;
   /**
    * Token passthrough (legacy-token-passthrough.ts): registers its metrics (only when it is
    * configured) and returns the observers to give it; `status` is read at scrape time.
@@ -254,6 +256,18 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       this.set(shadowDepth());
     },
   });
+  let shadowCpu: () => number = () => 0;
+  let shadowCpuReported = 0;
+  new Counter({
+    name: `${PREFIX}shadow_cpu_seconds_total`,
+    help: 'CPU time charged to shadow and front mode comparisons by their budget (legacy.shadow.cpuShare): what the process spent on them.',
+    registers,
+    collect() {
+      const now = shadowCpu();
+      if (now > shadowCpuReported) this.inc(now - shadowCpuReported);
+      shadowCpuReported = Math.max(shadowCpuReported, now);
+    },
+  });
   /** Label values from fixed sets only (the request never names a label). */
   const labels = (operation: string | null, binding: string): { operation: string; binding: string } => {
     const b = (BINDINGS as readonly string[]).includes(binding) ? binding : 'none';
@@ -316,6 +330,9 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
     reportShadowDepth(depth) {
       shadowDepth = depth;
+    },
+    reportShadowCpu(seconds) {
+      shadowCpu = seconds;
     },
     observeLegacyTokens(status) {
       const checks = new Counter({
