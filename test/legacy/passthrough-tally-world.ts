@@ -14,6 +14,7 @@ import { LEGACY_TOKEN_CHECK_RESULTS } from '../../src/domain/legacy-token-passth
 import { hashToken, canonicalToken } from '../../src/domain/tokens.js';
 import { createLogger } from '../../src/ops/logger.js';
 import { createMetrics, type ServiceMetrics } from '../../src/ops/metrics.js';
+import type { Store } from '../../src/store/store.js';
 import { call } from '../support/asmx-client.js';
 import { sink, type Sink } from '../support/run-cli.js';
 import { createTestStack, seedReference, type TestStack } from '../support/start-app.js';
@@ -32,8 +33,11 @@ export interface TallyInstance {
   close(): Promise<void>;
 }
 
-/** An instance on `db` whose token passthrough asks `legacyUrl`, wired as serve wires it. */
-export async function tallyInstance(db: string, legacyUrl: string): Promise<TallyInstance> {
+/**
+ * An instance on `db` whose token passthrough asks `legacyUrl`, wired as serve wires it;
+ * `wrapStore` stands between the wiring and the store (a test's failing database).
+ */
+export async function tallyInstance(db: string, legacyUrl: string, wrapStore: (store: Store) => Store = (s) => s): Promise<TallyInstance> {
   const config = loadConfig({
     env: {
       SVCAPI_LEGACY_URL: legacyUrl, SVCAPI_LEGACY_TOKEN_PASSTHROUGH: new Date(Date.now() + 3_600_000).toISOString(),
@@ -46,7 +50,7 @@ export async function tallyInstance(db: string, legacyUrl: string): Promise<Tall
     databaseUrl: db, throttle: false,
     legacyTokens: (store) => {
       const metrics = createMetrics({ store, processMetrics: false });
-      const wiring = startTokenPassthrough({ config, logger: createLogger({ level: 'info', stream: log.stream }), metrics, store });
+      const wiring = startTokenPassthrough({ config, logger: createLogger({ level: 'info', stream: log.stream }), metrics, store: wrapStore(store) });
       if (wiring === null) throw new Error('token passthrough is off');
       made.wiring = wiring;
       made.metrics = metrics;
