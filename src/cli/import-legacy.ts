@@ -4,7 +4,7 @@
  *   svcapi-auth import membership <file.csv>  aspnet_Users + aspnet_Membership rows
  *   svcapi-auth import identity <file.csv>    AspNetUsers rows
  *   svcapi-auth import users <file.jsonl>     PHC / MCF hashes (argon2, bcrypt, scrypt, PBKDF2)
- *   svcapi-auth user migration-report         users per password hash format (also `users ...`)
+ *   svcapi-auth user migration-report         users per password hash format, token passthrough's counts (also `users ...`)
  *
  * The rules live in domain/legacy-import.ts and domain/migration-report.ts; this file reads the
  * files (CSV through csv-parse, JSON lines) and prints the reports. See docs/migration.md.
@@ -20,7 +20,7 @@ import {
   importUsers, type CsvRow, type FormatCounts, type ImportOptions, type ImportReport, type ImportSource, type JsonRow,
 } from '../domain/legacy-import.js';
 import { MEMBERSHIP_ALGORITHMS, parseMachineKey, parseMembershipAlgorithm, type MachineKey, type MembershipAlgorithm } from '../domain/legacy-hashes/aspnet-membership.js';
-import { migrationReport } from '../domain/migration-report.js';
+import { migrationReport, type PassthroughReport } from '../domain/migration-report.js';
 import { importLegacyTokens, missingTokenColumns } from '../domain/legacy-token-import.js';
 import { systemClock } from '../domain/clock.js';
 import { appIdArg, collecting } from './cli-args.js';
@@ -300,10 +300,13 @@ export function registerLegacyImports(importCommand: Command, io: CliIo): void {
 
 }
 
-/** `user migration-report` (also `users migration-report`): the password hash formats, and what becomes of each. */
+/**
+ * `user migration-report` (also `users migration-report`): the password hash formats and what
+ * becomes of each; the live sessions the old service issued; token passthrough's counts.
+ */
 export function registerMigrationReport(userCommand: Command, io: CliIo): void {
   userCommand.command('migration-report')
-    .description('how many users are on each password hash format (legacy formats are upgraded to argon2id at the next login)')
+    .description('how many users are on each password hash format (legacy formats are upgraded to argon2id at the next login), and what token passthrough counted')
     .option('--json', 'print the report as one JSON object')
     .addOption(dbOption())
     .action(async (options: { json?: boolean; db?: string }, command: Command) => {
@@ -321,5 +324,24 @@ export function registerMigrationReport(userCommand: Command, io: CliIo): void {
       }
       io.stdout.write(`Total: ${report.users} user(s); ${report.migratedByLegacyService} migrated through the legacy service at their first login\n`);
       io.stdout.write(`Live sessions issued by the legacy service (import tokens, token adoption): ${report.legacyTokensLive}\n`);
+      for (const line of passthroughLines(report.passthrough)) io.stdout.write(`${line}\n`);
     });
+}
+
+/**
+ * The passthrough section of the text report: the results counted in the last 30 days (every
+ * `serve` on the database, written about once a minute), and when an old token was last vouched for.
+ */
+export function passthroughLines(p: PassthroughReport): string[] {
+  const rows = ([['check', p.checks], ['relay', p.relays], ['adoption', p.adoptions]] as const)
+    .flatMap(([kind, counts]) => counts.filter((c) => c.last30Days > 0).map((c) => [kind, c.result, String(c.last7Days), String(c.last30Days)]));
+  const lines = [`Token passthrough, every instance on this database (UTC days to ${p.today}; serve writes its counts about once a minute):`];
+  if (rows.length === 0) lines.push('  nothing counted in the last 30 days');
+  else {
+    const headers = ['KIND', 'RESULT', 'LAST 7 DAYS', 'LAST 30 DAYS'];
+    const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+    for (const cells of [headers, ...rows]) lines.push(`  ${cells.map((c, i) => (i >= 2 ? c.padStart(widths[i] ?? 0) : c.padEnd(widths[i] ?? 0))).join('  ').trimEnd()}`);
+  }
+  lines.push(`Last vouched-for legacy token: ${p.lastVouchedAt === null ? 'never' : `${p.lastVouchedAt.toISOString()} (${p.lastVouchedDaysAgo ?? 0} days ago)`}`);
+  return lines;
 }

@@ -9,6 +9,11 @@
  * service as an error; and every `summaryIntervalMs` the checks made since the last summary
  * (only when there were any), so that the day old tokens stop coming is visible in the log as
  * well as in `svcapi_auth_legacy_token_checks_total`.
+ *
+ * The same checks, relays and adoptions are tallied for the migration report
+ * (domain/legacy-token-tally.ts): fed by the very callbacks that count the metrics, so the two
+ * never disagree, and written to the store every minute and at shutdown (close(), which serve
+ * awaits before it closes the store).
  */
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
@@ -18,6 +23,7 @@ import type { AuthEvents } from '../domain/auth-events.js';
 import { systemClock, type Clock } from '../domain/clock.js';
 import { createTokenAdopter, TOKEN_ADOPTION_RESULTS, type TokenAdoptionResult } from '../domain/legacy-token-adoption.js';
 import { createLegacyTokenPassthrough, LEGACY_TOKEN_CHECK_RESULTS, type LegacyTokenCheckResult, type LegacyTokenPassthrough } from '../domain/legacy-token-passthrough.js';
+import { createLegacyTokenTally, type LegacyTokenTally } from '../domain/legacy-token-tally.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { describeTokenForm, type TokenForm } from '../domain/token-form.js';
 import { legacyAnswerRules } from '../domain/legacy-guard.js';
@@ -51,10 +57,18 @@ export function legacyTokenForm(config: Config): TokenForm {
   return legacyAnswerRules(config.compat.file === null ? null : config.compat.profile).tokenForm;
 }
 
+/** How often serve writes token passthrough's tallies to the store. */
+export const TALLY_FLUSH_MS = 60_000;
+
 export interface TokenPassthroughWiring {
   readonly passthrough: LegacyTokenPassthrough;
-  /** Stops the summary and closes the sockets to the old service. */
-  close(): void;
+  /** The checks, relays and adoptions counted for the migration report; `flush()` writes them now. */
+  readonly tally: LegacyTokenTally;
+  /**
+   * Stops the summary and the tallies' timer, closes the sockets to the old service, then writes
+   * what the tallies hold (resolves once written, or once the failure is logged).
+   */
+  close(): Promise<void>;
 }
 
 export interface TokenPassthroughOptions {
@@ -91,6 +105,8 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
     if (made.passthrough === undefined) throw new Error('token passthrough scraped before it was made');
     return made.passthrough.status();
   });
+  // The migration report's tallies, counted by the same calls as the metrics.
+  const tally = createLegacyTokenTally({ store: options.store, clock });
   const passthrough = createLegacyTokenPassthrough({
     legacy: client,
     until,
@@ -102,10 +118,18 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
     maxConcurrent: config.legacy.maxConcurrent,
     circuitFailures: config.legacy.circuitFailures,
     circuitCooldownMs: config.legacy.circuitCooldownMs,
-    ...observers,
+    onCheck: (result) => {
+      observers.onCheck(result);
+      tally.check(result);
+    },
+    onRelay: (result) => {
+      observers.onRelay(result);
+      tally.relay(result);
+    },
     ...(adopt && { adopter: createTokenAdopter({ store: options.store, clock, layout: tokenLayout, ...(options.events !== undefined && { events: options.events }) }) }),
     onAdoption: (result) => {
       observers.onAdoption(result);
+      tally.adoption(result);
       // Never the token nor its owner: the result only (the summary and the metric count them;
       // the audit trail has the adoptions and the refusals that matter, with a fingerprint).
       logger.debug({ adoption: result }, `token adoption: ${result}`);
@@ -136,11 +160,26 @@ export function startTokenPassthrough(options: TokenPassthroughOptions): TokenPa
     logger.info({ checks: since, circuit: status.circuit, active: status.active, ...(adopt && { adoptions: adoptedSince }) }, `token passthrough: ${since.valid + since.cached_valid} of ${total} checks of old tokens were valid since the last summary${adoptions}`);
   }, options.summaryIntervalMs ?? 15 * 60_000);
   summary.unref();
+
+  /** Writes the tallies; a failure is logged (the store's message only) and the counts kept for the next write. */
+  const writeTallies = async (when: 'periodic' | 'shutdown'): Promise<void> => {
+    const done = await tally.flush();
+    if (done.ok) return;
+    const reason = done.error instanceof Error ? done.error.message : 'unknown error';
+    const fields = { tallies: when, pending: tally.pending(), reason };
+    if (when === 'shutdown') logger.error(fields, `token passthrough: ${tally.pending()} counted checks, relays and adoptions could not be written to the database at shutdown and are lost to the migration report`);
+    else logger.warn(fields, 'token passthrough: the counts for the migration report could not be written to the database; kept for the next write');
+  };
+  const flusher = setInterval(() => void writeTallies('periodic'), TALLY_FLUSH_MS);
+  flusher.unref();
   return {
     passthrough,
-    close() {
+    tally,
+    async close() {
       clearInterval(summary);
+      clearInterval(flusher);
       client.close();
+      await writeTallies('shutdown');
     },
   };
 }

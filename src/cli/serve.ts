@@ -279,7 +279,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     probeCancel.abort();
     await prioritySet;
     await ops?.close();
-    tokenPassthrough?.close();
+    // Writes token passthrough's tallies: before the store closes.
+    await tokenPassthrough?.close();
     stop.dispose();
     await store.close();
     process.off('SIGHUP', reopenLogs);

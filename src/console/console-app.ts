@@ -579,12 +579,21 @@ ${apps.map((a) => html`<tr><td>${a.appId}</td><td>${a.name}</td><td>${a.enabled 
   async function movePage(c: Ctx): Promise<string> {
     const [report, metrics, differences] = await Promise.all([deps.migrationReport(), deps.moveMetrics(), deps.shadowDifferences(SHADOW_DIFFERENCES_SHOWN)]);
     const labels = (l: Readonly<Record<string, string | number>>): string => Object.entries(l).map(([k, v]) => `${k}=${String(v)}`).join(', ');
+    const pt = report.passthrough;
+    const ptRows = ([['check', pt.checks], ['relay', pt.relays], ['adoption', pt.adoptions]] as const)
+      .flatMap(([kind, counts]) => counts.filter((c) => c.last30Days > 0).map((c) => [kind, c] as const));
     const body = html`<h1>Moving off the legacy service</h1>
 <h2>Password hashes (${report.users} users)</h2>
 <table><thead><tr><th>Format</th><th>Users</th><th>Status</th></tr></thead><tbody>
 ${report.formats.map((f) => html`<tr><td>${f.format}</td><td class="num">${f.users}</td><td>${f.status}</td></tr>`)}</tbody></table>
 <p>Users the legacy service vouched for at their first login here (lazy migration): <strong>${report.migratedByLegacyService}</strong>.</p>
 <p>Live sessions the legacy service issued (import tokens, token adoption): <strong>${report.legacyTokensLive}</strong>.</p>
+<h2>Token passthrough, every instance on this database</h2>
+<p>Last vouched-for legacy token: <strong>${pt.lastVouchedAt === null ? 'never' : `${iso(pt.lastVouchedAt)} (${pt.lastVouchedDaysAgo ?? 0} days ago)`}</strong>.</p>
+${ptRows.length === 0 ? html`<p class="muted">Nothing counted in the last 30 days.</p>` : html`<table><thead><tr><th>Kind</th><th>Result</th><th>Last 7 days</th><th>Last 30 days</th></tr></thead><tbody>
+${ptRows.map(([kind, c]) => html`<tr><td>${kind}</td><td>${c.result}</td><td class="num">${c.last7Days}</td><td class="num">${c.last30Days}</td></tr>`)}</tbody></table>`}
+<p class="note">UTC days to ${pt.today}; each <code>serve</code> writes its counts about once a minute and at shutdown. No client uses old tokens any more when
+nothing was vouched for (<code>valid</code>, <code>cached_valid</code>) for as long as the old tokens live: then passthrough can be turned off (docs/cutover.md).</p>
 <h2>Counters since this process started</h2>
 <table><thead><tr><th>Metric</th><th>Labels</th><th>Value</th></tr></thead><tbody>
 ${metrics.map((m) => html`<tr><td class="mono">${m.name}</td><td class="mono">${labels(m.labels)}</td><td class="num">${m.value}</td></tr>`)}</tbody></table>
@@ -603,7 +612,7 @@ ${differences.map((d) => html`<tr><td>${d.at.toISOString()}</td><td>${d.mode}</t
 <div class="card"><p><a href="/admin/news">News</a>: list, create, schedule, expire and delete WhatsNew items; <a href="/admin/preview">preview</a> exactly what a client receives.</p>
 ${c.session.role === 'admin' ? html`<p><a href="/admin/users">Users</a>: search, create, enable or disable, passwords, grants, live sessions, throttling.</p>
 <p><a href="/admin/apps">Applications</a>: login URL, lifetimes, IP requirement, trusted callers.</p>
-<p><a href="/admin/move">Move</a>: password hash formats and lazy-migration figures.</p>` : html`<p class="muted">Your role (editor) manages news only.</p>`}
+<p><a href="/admin/move">Move</a>: password hash formats, lazy-migration figures and token passthrough's counts.</p>` : html`<p class="muted">Your role (editor) manages news only.</p>`}
 <p class="muted">This session ends after a while without use (console.idleTimeoutMs), and at ${iso(c.session.expiresAt)} at the latest.</p></div>`;
     return layout('Home', c.session, body);
   }

@@ -4,12 +4,18 @@
  * would meet. Formats other than argon2id with the current parameters are upgraded on the
  * user's next successful login; "needs-reset", "invalid" and "unknown" never verify here.
  * Also how many live sessions the old service issued (origin `legacy`: brought by `import
- * tokens` or stored by token adoption), so the operator sees them dwindle; the adoptions
- * themselves happen in `serve` and are counted by its metrics (docs/cutover.md#adoption).
+ * tokens` or stored by token adoption), so the operator sees them dwindle, and what token
+ * passthrough's checks, relays and adoptions came to over the last 7 and 30 days, summed over
+ * every `serve` on the database (legacy-token-tally.ts), with the last time the old service
+ * vouched for a token: what tells the operator when passthrough can be turned off
+ * (docs/cutover.md).
  */
-import type { AccountStore, TokenStore } from '../store/store.js';
+import type { AccountStore, LegacyTally, LegacyTallyKind, LegacyTallyStore, TokenStore } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { inspectPasswordHash } from './legacy-hashes/stored-hash.js';
+import { TOKEN_ADOPTION_RESULTS } from './legacy-token-adoption.js';
+import { LEGACY_TOKEN_CHECK_RESULTS, LOGIN_URL_RELAY_RESULTS } from './legacy-token-passthrough.js';
+import { DAY_MS, utcDay } from './legacy-token-tally.js';
 
 export type HashStatus = 'current' | 'upgraded-on-login' | 'cannot-log-in';
 
@@ -21,6 +27,77 @@ export interface MigrationReport {
   readonly migratedByLegacyService: number;
   /** Live session tokens the old service issued (imported or adopted), as of the report. */
   readonly legacyTokensLive: number;
+  readonly passthrough: PassthroughReport;
+}
+
+/** How many of one result over the last 7 and the last 30 UTC days, today included. */
+export interface PassthroughCount {
+  readonly result: string;
+  readonly last7Days: number;
+  readonly last30Days: number;
+}
+
+/** Token passthrough's tallies (legacy-token-tally.ts) as of the report, every instance summed. */
+export interface PassthroughReport {
+  /** The UTC day the windows end with (the report's), `YYYY-MM-DD`. */
+  readonly today: string;
+  /** The oldest day on record, or null when nothing was ever counted. */
+  readonly countedSince: string | null;
+  /** Checks of old tokens by result, every result in LEGACY_TOKEN_CHECK_RESULTS' order (then any other on record). */
+  readonly checks: readonly PassthroughCount[];
+  /** GetUserLoginURL relays to the old service, by result. */
+  readonly relays: readonly PassthroughCount[];
+  /** Adoptions tried, by result. */
+  readonly adoptions: readonly PassthroughCount[];
+  /**
+   * The last check of an old token the old service vouched for: `valid` (its fresh yes) or
+   * `cached_valid` (a yes of it kept for `legacy.passthroughCacheSeconds`): a client still using
+   * an old token. null: never (in the days kept).
+   */
+  readonly lastVouchedAt: Date | null;
+  /** Whole days from it to the report. */
+  readonly lastVouchedDaysAgo: number | null;
+}
+
+/** The results of a check that the old service vouched for. */
+const VOUCHED: ReadonlySet<string> = new Set(['valid', 'cached_valid']);
+
+/** The passthrough section of the report from the tallies' rows, as of `now`. */
+export function passthroughReport(rows: readonly LegacyTally[], now: Date): PassthroughReport {
+  const nowMs = now.getTime();
+  const today = utcDay(nowMs);
+  const from7 = utcDay(nowMs - 6 * DAY_MS);
+  const from30 = utcDay(nowMs - 29 * DAY_MS);
+  const counts = (kind: LegacyTallyKind, known: readonly string[]): PassthroughCount[] => {
+    const byResult = new Map<string, { last7Days: number; last30Days: number }>(known.map((r) => [r, { last7Days: 0, last30Days: 0 }]));
+    for (const row of rows) {
+      if (row.kind !== kind) continue;
+      let entry = byResult.get(row.result);
+      if (entry === undefined) {
+        entry = { last7Days: 0, last30Days: 0 };
+        byResult.set(row.result, entry);
+      }
+      // A day after today (another instance's clock ahead) counts in both windows.
+      if (row.day >= from7) entry.last7Days += row.count;
+      if (row.day >= from30) entry.last30Days += row.count;
+    }
+    return [...byResult].map(([result, c]) => ({ result, ...c }));
+  };
+  let lastVouched: number | null = null;
+  let since: string | null = null;
+  for (const row of rows) {
+    if (since === null || row.day < since) since = row.day;
+    if (row.kind === 'check' && VOUCHED.has(row.result) && row.count > 0 && (lastVouched === null || row.lastAt.getTime() > lastVouched)) lastVouched = row.lastAt.getTime();
+  }
+  return {
+    today,
+    countedSince: since,
+    checks: counts('check', LEGACY_TOKEN_CHECK_RESULTS),
+    relays: counts('relay', LOGIN_URL_RELAY_RESULTS),
+    adoptions: counts('adoption', TOKEN_ADOPTION_RESULTS),
+    lastVouchedAt: lastVouched === null ? null : new Date(lastVouched),
+    lastVouchedDaysAgo: lastVouched === null ? null : Math.max(0, Math.floor((nowMs - lastVouched) / DAY_MS)),
+  };
 }
 
 /** The report's name for a stored hash's format. */
@@ -37,7 +114,7 @@ export function hashFormatOf(passwordHash: string, hasher: PasswordHasher): { fo
   }
 }
 
-export async function migrationReport(store: AccountStore & TokenStore, hasher: PasswordHasher, pageSize = 1000, now: Date = new Date()): Promise<MigrationReport> {
+export async function migrationReport(store: AccountStore & TokenStore & LegacyTallyStore, hasher: PasswordHasher, pageSize = 1000, now: Date = new Date()): Promise<MigrationReport> {
   const counts = new Map<string, { users: number; status: HashStatus }>();
   let users = 0;
   let migrated = 0;
@@ -66,5 +143,6 @@ export async function migrationReport(store: AccountStore & TokenStore, hasher: 
     if (page.length < pageSize || last === undefined) break;
     afterHash = last.tokenHash;
   }
-  return { users, formats, migratedByLegacyService: migrated, legacyTokensLive };
+  const passthrough = passthroughReport(await store.listLegacyTallies(), now);
+  return { users, formats, migratedByLegacyService: migrated, legacyTokensLive, passthrough };
 }

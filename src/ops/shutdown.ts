@@ -8,7 +8,9 @@
  *    finish (a request arriving on a kept-alive connection is still answered, with Connection: close);
  * 4. past `timeoutMs`, the remaining connections are cut.
  * A second SIGINT/SIGTERM during 2-3 skips the rest of the delay and cuts connections at once.
- * Then the caller closes the management listener and the store, and exits 0.
+ * Then the caller closes the management listener, writes what is counted in memory for the
+ * store (token passthrough's tallies: src/cli/legacy-passthrough.ts close(), awaited), closes the
+ * store, and exits 0.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { AsmxApp } from '../http/app.js';

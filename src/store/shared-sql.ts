@@ -1,4 +1,4 @@
-import type { AuditQuery } from './store.js';
+import type { AuditQuery, LegacyTally } from './store.js';
 import { POSTGRES_DIALECT, SQLITE_DIALECT, type SqlDialect } from './sql-dialect.js';
 
 /**
@@ -119,6 +119,15 @@ export const SQL = {
   listShadowDifferences: sharedSql(`SELECT id, observed_at, mode, operation, binding, request_json, legacy_json, ours_json, diff
     FROM shadow_differences ORDER BY id DESC LIMIT @limit`),
 
+  // --- token passthrough's tallies (migration 16): added to, never replaced, so instances sum ---
+  addLegacyTally: sharedSql((d) => `INSERT INTO legacy_token_tallies (day, kind, result, count, last_at) VALUES (@day, @kind, @result, @count, @lastAt)
+    ON CONFLICT (day, kind, result) DO UPDATE SET count = legacy_token_tallies.count + excluded.count,
+      last_at = ${d.greatest}(legacy_token_tallies.last_at, excluded.last_at)`),
+  // Each kind and result's newest day stays whatever its age: the report's "last vouched for".
+  pruneLegacyTallies: sharedSql(`DELETE FROM legacy_token_tallies WHERE day < @keepFrom
+    AND day < (SELECT MAX(t.day) FROM legacy_token_tallies t WHERE t.kind = legacy_token_tallies.kind AND t.result = legacy_token_tallies.result)`),
+  listLegacyTallies: sharedSql('SELECT day, kind, result, count, last_at FROM legacy_token_tallies ORDER BY day, kind, result'),
+
   // --- brute-force counters: the operator's view and housekeeping ---
   counter: sharedSql(`SELECT ${COUNTER_COLUMNS} FROM throttle_counters WHERE key = @key`),
   knownSource: sharedSql('SELECT 1 FROM known_sources WHERE login_hash = @loginHash AND source = @source AND last_success_at > @since'),
@@ -141,6 +150,16 @@ export const SQL = {
   knownSourceCount: sharedSql('SELECT COUNT(*) AS n FROM known_sources WHERE login_hash = @loginHash AND last_success_at > @since'),
   resetLogin: sharedSql('DELETE FROM throttle_counters WHERE key = @login OR substr(key, 1, length(CAST(@prefix AS TEXT))) = @prefix'),
 } as const;
+
+/**
+ * addLegacyTallies' rows as both adapters write them: those with a count, in (day, kind, result)
+ * order, so that two instances' transactions take their row locks in the same order and never
+ * wait on each other in a cycle (PostgreSQL).
+ */
+export function legacyTallyRows(tallies: readonly LegacyTally[]): LegacyTally[] {
+  const key = (t: LegacyTally): string => `${t.day}\u0000${t.kind}\u0000${t.result}`;
+  return tallies.filter((t) => t.count > 0).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
 
 /**
  * queryAudit: only the filters given, so the at / login indexes can serve them. `key` names the

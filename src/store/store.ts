@@ -1,7 +1,7 @@
 /**
  * The persistence ports of the service, one per concern (StoreLifecycle, AccountStore,
  * TokenStore, NewsStore, RevisionStore, ThrottleStore, AdminConsoleStore, AuditStore,
- * ShadowStore); Store is all of them. Every adapter (SQLite, PostgreSQL) implements Store and
+ * ShadowStore, LegacyTallyStore); Store is all of them. Every adapter (SQLite, PostgreSQL) implements Store and
  * passes the same contract suite (test/store/store-contract.ts).
  *
  * Rules every adapter keeps:
@@ -542,13 +542,48 @@ export interface ShadowStore {
   listShadowDifferences(limit: number): Promise<readonly ShadowDifferenceRecord[]>;
 }
 
+/** What a tally counts: token passthrough's checks, its GetUserLoginURL relays, token adoptions. */
+export type LegacyTallyKind = 'check' | 'relay' | 'adoption';
+
+/**
+ * One row of token passthrough's tallies (migration 16): how many of one kind ended with one
+ * result on one UTC day. Counts and times only, never a token, fingerprint or login.
+ */
+export interface LegacyTally {
+  /** The UTC day, `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly kind: LegacyTallyKind;
+  /** The result label (LEGACY_TOKEN_CHECK_RESULTS, LOGIN_URL_RELAY_RESULTS, TOKEN_ADOPTION_RESULTS). */
+  readonly result: string;
+  readonly count: number;
+  /** When the last one counted in this row happened. */
+  readonly lastAt: Date;
+}
+
+/**
+ * Token passthrough's tallies (src/domain/legacy-token-tally.ts; docs/cutover.md), summed over
+ * every process and instance on the database, for the migration report in another process.
+ */
+export interface LegacyTallyStore {
+  /**
+   * Adds each row's count to the stored row of its day, kind and result (a new row when there is
+   * none; `lastAt` becomes the later of both), in one transaction, so instances writing at once
+   * sum; then deletes the rows of days before `keepFrom` except each kind and result's newest
+   * day. Rows with a count of 0 write nothing.
+   */
+  addLegacyTallies(tallies: readonly LegacyTally[], keepFrom: string): Promise<void>;
+  /** Every row, by day, kind and result. */
+  listLegacyTallies(): Promise<readonly LegacyTally[]>;
+}
+
 /**
  * The whole persistence port: what each adapter (SQLite, PostgreSQL) implements and the
  * contract suite (test/store/store-contract.ts) checks. A module that needs one concern depends on
  * that concern's port only.
  */
 export interface Store
-  extends StoreLifecycle, AccountStore, TokenStore, NewsStore, RevisionStore, ThrottleStore, AdminConsoleStore, AuditStore, ShadowStore {}
+  extends StoreLifecycle, AccountStore, TokenStore, NewsStore, RevisionStore, ThrottleStore, AdminConsoleStore, AuditStore, ShadowStore,
+  LegacyTallyStore {}
 
 /**
  * A difference seen on live traffic, already redacted by its writer (src/compat/shadow-redaction.ts:

@@ -141,6 +141,23 @@ describe('admin console over HTTP', () => {
     expect(page).not.toContain('<script>x</script>');
   });
 
+  it('shows token passthrough\'s counts of every instance and the last vouched-for legacy token on the move page', async () => {
+    const client = await signedIn();
+    expect(await client.text('/admin/move')).toContain('Last vouched-for legacy token: <strong>never</strong>');
+    const now = Date.now();
+    const day = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
+    await world.store.addLegacyTallies([
+      { day: day(now), kind: 'check', result: 'valid', count: 3, lastAt: new Date(now) },
+      { day: day(now - 10 * 86_400_000), kind: 'check', result: 'valid', count: 4, lastAt: new Date(now - 10 * 86_400_000) },
+      { day: day(now), kind: 'adoption', result: 'adopted', count: 2, lastAt: new Date(now) },
+    ], day(now - 90 * 86_400_000));
+    const page = await client.text('/admin/move');
+    expect(page).toContain(`Last vouched-for legacy token: <strong>${new Date(now).toISOString().slice(0, 19).replace('T', ' ')} UTC (0 days ago)</strong>`);
+    expect(page).toContain('<tr><td>check</td><td>valid</td><td class="num">3</td><td class="num">7</td></tr>');
+    expect(page).toContain('<tr><td>adoption</td><td>adopted</td><td class="num">2</td><td class="num">2</td></tr>');
+    expect(page).not.toContain('<td>cached_invalid</td>'); // nothing counted: not listed
+  });
+
   it('lets an editor manage news but answers 403 on the users, applications and move pages', async () => {
     const editor = await signedIn('ed', EDITOR_PW);
     expect((await editor.request('/admin/news')).status).toBe(200);

@@ -336,7 +336,10 @@ describe('svcapi-auth import (command line)', () => {
       ],
       migratedByLegacyService: 0,
       legacyTokensLive: 0,
+      // Nothing counted: serve with token passthrough writes these (passthrough-tally.test.ts).
+      passthrough: expect.objectContaining({ countedSince: null, lastVouchedAt: null, lastVouchedDaysAgo: null }),
     });
+    expect(text.out).toContain('  nothing counted in the last 30 days\nLast vouched-for legacy token: never\n');
   });
 });
 

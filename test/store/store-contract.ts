@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import type { LoginAttempt, ThrottleLimits } from '../../src/store/store.js';
-import type { Application, AuditQuery, NewAuditEvent, NewShadowDifference, NewToken, Store, User } from '../../src/store/store.js';
+import type { Application, AuditQuery, LegacyTally, NewAuditEvent, NewShadowDifference, NewToken, Store, User } from '../../src/store/store.js';
 
 const T0 = new Date('2025-01-15T12:00:00.000Z');
 const at = (offsetMs: number): Date => new Date(T0.getTime() + offsetMs);
@@ -938,6 +938,63 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         // A smaller keep prunes further at the next insert; keep below 1 counts as 1.
         await store.insertShadowDifference(difference(8), 0);
         expect((await store.listShadowDifferences(100)).map((r) => JSON.parse(r.requestJson).n)).toEqual([8]);
+      });
+    });
+
+    describe('token passthrough tallies', () => {
+      const tally = (day: string, kind: LegacyTally['kind'], result: string, count: number, lastAt: string): LegacyTally =>
+        ({ day, kind, result, count, lastAt: new Date(lastAt) });
+
+      it('adds counts to the stored ones (count = count + n), keeps the later last time, lists by day, kind and result', async () => {
+        expect(await store.listLegacyTallies()).toEqual([]);
+        await store.addLegacyTallies([
+          tally('2025-01-15', 'check', 'valid', 3, '2025-01-15T10:00:00.000Z'),
+          tally('2025-01-15', 'adoption', 'adopted', 1, '2025-01-15T09:00:00.000Z'),
+          tally('2025-01-14', 'check', 'invalid', 2, '2025-01-14T23:59:59.999Z'),
+          tally('2025-01-15', 'relay', 'none', 0, '2025-01-15T11:00:00.000Z'), // nothing to add: no row
+        ], '2024-10-17');
+        await store.addLegacyTallies([
+          tally('2025-01-15', 'check', 'valid', 4, '2025-01-15T08:00:00.000Z'), // earlier: the stored last time stays
+          tally('2025-01-15', 'check', 'cached_valid', 5, '2025-01-15T12:00:00.000Z'),
+          tally('2025-01-15', 'adoption', 'adopted', 2, '2025-01-15T12:30:00.000Z'),
+        ], '2024-10-17');
+        expect(await store.listLegacyTallies()).toEqual([
+          tally('2025-01-14', 'check', 'invalid', 2, '2025-01-14T23:59:59.999Z'),
+          tally('2025-01-15', 'adoption', 'adopted', 3, '2025-01-15T12:30:00.000Z'),
+          tally('2025-01-15', 'check', 'cached_valid', 5, '2025-01-15T12:00:00.000Z'),
+          tally('2025-01-15', 'check', 'valid', 7, '2025-01-15T10:00:00.000Z'),
+        ]);
+        // Nothing but zero counts: nothing written, nothing pruned.
+        await store.addLegacyTallies([tally('2025-01-16', 'check', 'valid', 0, '2025-01-16T00:00:00.000Z')], '2025-01-16');
+        expect(await store.listLegacyTallies()).toHaveLength(4);
+      });
+
+      it('writers adding at once all count', async () => {
+        await Promise.all(Array.from({ length: 20 }, (_, i) => store.addLegacyTallies([
+          tally('2025-01-15', 'check', 'valid', 1, at(i * 1000).toISOString()),
+          tally('2025-01-15', 'check', 'invalid', 2, at(i * 1000).toISOString()),
+        ], '2024-10-17')));
+        expect(await store.listLegacyTallies()).toEqual([
+          tally('2025-01-15', 'check', 'invalid', 40, at(19_000).toISOString()),
+          tally('2025-01-15', 'check', 'valid', 20, at(19_000).toISOString()),
+        ]);
+      });
+
+      it('deletes the days before keepFrom, except each kind and result\'s newest day', async () => {
+        await store.addLegacyTallies([
+          tally('2024-09-01', 'check', 'valid', 1, '2024-09-01T10:00:00.000Z'),
+          tally('2024-09-02', 'check', 'valid', 1, '2024-09-02T10:00:00.000Z'), // valid's newest day: kept
+          tally('2024-09-01', 'check', 'invalid', 1, '2024-09-01T10:00:00.000Z'),
+          tally('2024-09-01', 'relay', 'relayed', 1, '2024-09-01T10:00:00.000Z'),
+          tally('2024-10-17', 'relay', 'relayed', 1, '2024-10-17T10:00:00.000Z'), // not before keepFrom
+        ], '2024-09-01');
+        expect(await store.listLegacyTallies()).toHaveLength(5);
+        await store.addLegacyTallies([tally('2025-01-15', 'check', 'invalid', 1, '2025-01-15T10:00:00.000Z')], '2024-10-17');
+        expect((await store.listLegacyTallies()).map((t) => `${t.day} ${t.kind} ${t.result} ${t.count}`)).toEqual([
+          '2024-09-02 check valid 1',
+          '2024-10-17 relay relayed 1',
+          '2025-01-15 check invalid 1',
+        ]);
       });
     });
 

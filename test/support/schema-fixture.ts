@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { dumpDigest, type SchemaDump } from './schema-dump.js';
 
 const FIXTURE_PATH = new URL('../fixtures/store-schema.json', import.meta.url);
-export const FIXTURE_VERSION = 15;
+export const FIXTURE_VERSION = 16;
 const WRITE = process.env.SVCAPI_WRITE_SCHEMA_FIXTURE === '1';
 
 interface DialectFixture {

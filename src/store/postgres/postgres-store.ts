@@ -4,7 +4,7 @@ import type {
   PasswordHashRow, PublishedNewsQuery, PublishedNewsSnapshot, RevokeScope, SessionExpectation, Store, TokenRecord, User, UserCredentials,
 } from '../store.js';
 import type { AdminAccountCredentials, RevisionsWithTokens, StoreRevisions } from '../store.js';
-import type { NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
+import type { LegacyTally, LegacyTallyKind, NewAuditEvent, ShadowDifferenceRecord } from '../store.js';
 import type { AttemptReservation, LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
@@ -20,7 +20,7 @@ import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { inTransaction } from './transaction.js';
 import { lookupPerTurn } from '../lookup-batch.js';
 import { FAST_TIMESTAMPS } from './timestamp-parser.js';
-import { APP_COLUMNS, auditQuerySql, NEWS_COLUMNS, postgresValues, SQL, type SharedSql } from '../shared-sql.js';
+import { APP_COLUMNS, auditQuerySql, legacyTallyRows, NEWS_COLUMNS, postgresValues, SQL, type SharedSql } from '../shared-sql.js';
 import { batchableSession, createTokenBatch } from './token-batch.js';
 
 export interface PostgresStoreOptions {
@@ -897,6 +897,24 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
       return rows.map((row): ShadowDifferenceRecord => ({
         id: num(row.id), at: date(row.observed_at), mode: row.mode === 'front' ? 'front' : 'shadow', operation: row.operation === null ? null : str(row.operation),
         binding: str(row.binding), requestJson: str(row.request_json), legacyJson: str(row.legacy_json), oursJson: str(row.ours_json), diff: str(row.diff),
+      }));
+    },
+    async addLegacyTallies(rows, keepFrom) {
+      const ordered = legacyTallyRows(rows);
+      if (ordered.length === 0) return;
+      // A few rows a minute per instance. Every writer upserts in the same order (legacyTallyRows),
+      // and only the prune touches old days, so concurrent instances never deadlock.
+      await tx(async (c) => {
+        for (const t of ordered) {
+          await runOn(c, SQL.addLegacyTally, { day: t.day, kind: t.kind, result: t.result, count: t.count, lastAt: t.lastAt }, 'legacy_tally_add');
+        }
+        await runOn(c, SQL.pruneLegacyTallies, { keepFrom }, 'legacy_tally_prune');
+      });
+    },
+    async listLegacyTallies() {
+      const rows = (await run('legacy_tally_list', SQL.listLegacyTallies, {}, true)).rows;
+      return rows.map((r): LegacyTally => ({
+        day: str(r.day), kind: str(r.kind) as LegacyTallyKind, result: str(r.result), count: num(r.count), lastAt: date(r.last_at),
       }));
     },
   };

@@ -10,7 +10,7 @@ import type {
 } from '../store.js';
 import type { LegacyMigrationInput, PasswordHashRow, RevisionsWithTokens } from '../store.js';
 import type { AdminAccountCredentials, NewAdminSession } from '../store.js';
-import type { NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
+import type { LegacyTally, LegacyTallyKind, NewAuditEvent, NewShadowDifference, ShadowDifferenceRecord } from '../store.js';
 import type { LoginAttempt, LoginThrottleQuery, LoginThrottleRecord, ThrottleCounter, ThrottleLimits } from '../store.js';
 import {
   decideAttempt, lockOrder, loginAfterFailure, loginAfterNoFailure, needsKnownSource, pairAfterFailure, pairAfterRelease, pairAfterSuccess,
@@ -19,7 +19,7 @@ import {
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
 import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
-import { auditQuerySql, NEWS_COLUMNS, SQL } from '../shared-sql.js';
+import { auditQuerySql, legacyTallyRows, NEWS_COLUMNS, SQL } from '../shared-sql.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
 import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
@@ -459,6 +459,17 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const insertShadowTx = db.transaction((d: NewShadowDifference, keep: number): void => {
     shadow.insert.run({ at: ms(d.at), mode: d.mode, operation: d.operation, binding: d.binding, requestJson: d.requestJson, legacyJson: d.legacyJson, oursJson: d.oursJson, diff: d.diff });
     shadow.prune.run(keep);
+  });
+
+  // --- token passthrough's tallies: added to in one transaction, then pruned ---
+  const tallies = {
+    add: db.prepare(SQL.addLegacyTally.sqlite),
+    prune: db.prepare(SQL.pruneLegacyTallies.sqlite),
+    list: db.prepare(SQL.listLegacyTallies.sqlite),
+  };
+  const addTalliesTx = db.transaction((rows: readonly LegacyTally[], keepFrom: string): void => {
+    for (const t of rows) tallies.add.run({ day: t.day, kind: t.kind, result: t.result, count: t.count, lastAt: ms(t.lastAt) });
+    tallies.prune.run({ keepFrom });
   });
 
   // --- brute-force counters: read, decide (login-throttle-rules.ts) and write in one IMMEDIATE transaction ---
@@ -958,6 +969,18 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     },
     async listShadowDifferences(limit) {
       return (shadow.list.all({ limit: Math.max(0, Math.trunc(limit)) }) as Row[]).map(toShadowDifference);
+    },
+    async addLegacyTallies(rows, keepFrom) {
+      const ordered = legacyTallyRows(rows);
+      if (ordered.length === 0) return;
+      // Once a minute per process; like the audit trail's appends, its commit does not hold the event loop.
+      if (walSync === null) addTalliesTx.immediate(ordered, keepFrom);
+      else await walSync.commitThenSync(() => addTalliesTx.immediate(ordered, keepFrom));
+    },
+    async listLegacyTallies() {
+      return (tallies.list.all() as Row[]).map((r): LegacyTally => ({
+        day: str(r.day), kind: str(r.kind) as LegacyTallyKind, result: str(r.result), count: Number(r.count), lastAt: date(r.last_at),
+      }));
     },
   };
 }
