@@ -199,7 +199,10 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
     expect(budget.spent()).toBeGreaterThan(100);
   });
 
-  it('at light load every sampled request is compared with the default share: none dropped, the work measured', async () => {
+  // The budget meters the event loop's busy time, which counts a wait for a core as busy: on a
+  // machine loaded by other work this process is not at light load, and the budget rightly drops
+  // (shadow-budget.ts). Retried so that a passing burst of someone else's load does not fail it.
+  it('at light load every sampled request is compared with the default share: none dropped, the work measured', { retry: 2 }, async () => {
     // legacy.shadow.cpuShare's default, on the process's CPU clock.
     const real = createShadowBudget({ share: loadConfig({ env: {} }).legacy.shadow.cpuShare });
     const charges: number[] = [];
