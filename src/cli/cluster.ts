@@ -14,11 +14,10 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import type { Config } from '../config/config.js';
-import { openCliStore } from './cli-store.js';
+import { openCliStore } from './open-cli-store.js';
 import { CliError, EXIT_DB_DAMAGED, EXIT_USAGE, type CliIo } from './cli-io.js';
 import type { IntegrityCheckResult } from '../store/sqlite/background-check.js';
 import { parseDatabaseUrl } from '../store/open-store.js';
-import { serve } from './serve.js';
 import { MAX_WORKERS, parseWorkers } from './workers-count.js';
 
 /** Messages between the primary and its workers. */
@@ -51,7 +50,8 @@ function resolveWorkers(flag: number | undefined, env: NodeJS.ProcessEnv): numbe
 /** `serve`: one process (the default), or a primary with workers. */
 export async function serveCommand(config: Config, io: CliIo, workersFlag?: number): Promise<number> {
   const workers = resolveWorkers(workersFlag, io.env);
-  if (workers <= 1) return serve(config, io);
+  // The primary serves nothing itself: it never loads the service's modules, only the workers do.
+  if (workers <= 1) return (await import('./serve.js')).serve(config, io);
   return runPrimary(config, io, workers);
 }
 
