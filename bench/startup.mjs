@@ -95,7 +95,7 @@ async function main() {
     const range = (xs) => `${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))}`;
     for (let k = 0; k < o.clis.length; k++) {
       const r = results[k];
-      process.stdout.write(`${o.clis[k]} ${o.args.join(' ')}: ready median ${Math.round(median(r.readyMs))} ms (${range(r.readyMs)}), CPU to ready median ${Math.round(median(r.cpuMs))} ms (${range(r.cpuMs)}), ${o.runs} starts`);
+      process.stdout.write(`${o.clis[k]} ${o.args.join(' ')}: ready median ${Math.round(median(r.readyMs))} ms (${range(r.readyMs)}), CPU to ready median ${Math.round(median(r.cpuMs))} ms (${range(r.cpuMs)}), ${o.runs} starts\n`);
     }
     process.stdout.write(`load average (1 min) during the runs: ${range(load.map((x) => x * 100)).split('–').map((x) => (Number(x) / 100).toFixed(2)).join('–')}\n`);
   } finally {
