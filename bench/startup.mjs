@@ -8,6 +8,8 @@
  * primary and workers; children that already exited, such as the database check, included).
  *
  * Usage: node bench/startup.mjs [--cli dist/cli/main.js] [--cli /tmp/old/dist/cli/main.js ...]
+ *          [--with KEY=VALUE]   (after a --cli: that build's own environment, e.g. a switch off; the
+ *                                same --cli twice with different --with compares settings)
  *          [--runs 10] [--args "--workers auto"] [--env KEY=VALUE] [--pg URL]
  * Prints each build's median and range of ready time and CPU, and the load average.
  */
@@ -25,7 +27,7 @@ import { startServer } from './lib/servers.mjs';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArgs(argv) {
-  const o = { clis: [], runs: 10, args: [], env: {}, db: null };
+  const o = { clis: [], withs: [], runs: 10, args: [], env: {}, db: null };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const next = () => {
@@ -33,7 +35,15 @@ function parseArgs(argv) {
       if (v === undefined) throw new Error(`${a} needs a value`);
       return v;
     };
-    if (a === '--cli') o.clis.push(resolve(next()));
+    if (a === '--cli') {
+      o.clis.push(resolve(next()));
+      o.withs.push({});
+    } else if (a === '--with') {
+      const kv = next();
+      const eq = kv.indexOf('=');
+      if (eq <= 0 || o.withs.length === 0) throw new Error(`--with KEY=VALUE follows a --cli, not ${kv}`);
+      o.withs[o.withs.length - 1][kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--args') o.args.push(...next().split(' ').filter(Boolean));
     else if (a === '--pg') o.db = next();
@@ -44,7 +54,10 @@ function parseArgs(argv) {
       o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
     } else throw new Error(`unknown argument ${a}`);
   }
-  if (o.clis.length === 0) o.clis.push(join(ROOT, 'dist', 'cli', 'main.js'));
+  if (o.clis.length === 0) {
+    o.clis.push(join(ROOT, 'dist', 'cli', 'main.js'));
+    o.withs.push({});
+  }
   return o;
 }
 
@@ -83,7 +96,7 @@ async function main() {
         const which = (round + k) % o.clis.length;
         const server = await startServer({
           name: `build ${which + 1}`, args: [...deployed.nodeArgs, o.clis[which], 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...o.args],
-          env, cwd: ROOT,
+          env: { ...env, ...o.withs[which] }, cwd: ROOT,
         });
         const cpu = treeCpuWithReaped(server.pid);
         results[which].readyMs.push(server.readyMs);
@@ -95,7 +108,8 @@ async function main() {
     const range = (xs) => `${Math.round(Math.min(...xs))}–${Math.round(Math.max(...xs))}`;
     for (let k = 0; k < o.clis.length; k++) {
       const r = results[k];
-      process.stdout.write(`${o.clis[k]} ${o.args.join(' ')}: ready median ${Math.round(median(r.readyMs))} ms (${range(r.readyMs)}), CPU to ready median ${Math.round(median(r.cpuMs))} ms (${range(r.cpuMs)}), ${o.runs} starts\n`);
+      const withText = Object.entries(o.withs[k]).map(([key, value]) => ` ${key}=${value}`).join('');
+      process.stdout.write(`${o.clis[k]}${withText} ${o.args.join(' ')}: ready median ${Math.round(median(r.readyMs))} ms (${range(r.readyMs)}), CPU to ready median ${Math.round(median(r.cpuMs))} ms (${range(r.cpuMs)}), ${o.runs} starts\n`);
     }
     process.stdout.write(`load average (1 min) during the runs: ${range(load.map((x) => x * 100)).split('–').map((x) => (Number(x) / 100).toFixed(2)).join('–')}\n`);
   } finally {
