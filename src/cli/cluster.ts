@@ -1,9 +1,13 @@
 /**
  * `serve --workers N|auto`: several processes serving one port, with Node's cluster module.
  *
- * The primary applies the migrations once, forks N workers (each runs the ordinary `serve` path:
- * opens the store, builds the app, listens; the cluster shares the listening socket among them),
- * prints the service URLs once, restarts a worker that dies unexpectedly (with backoff), and on
+ * The primary forks N workers and, while they start (node and the service's modules: most of a
+ * start's CPU), opens the store once: checks it and applies the migrations. A worker asks for its
+ * configuration once its modules are loaded and gets it only after that (performance.workersFirst;
+ * off: the store is opened before forking); a database that fails its check stops the workers
+ * unconfigured and the primary with the same line and exit code as a single process. Each worker
+ * then runs the ordinary `serve` path (opens the store, builds the app, listens; the cluster
+ * shares the listening socket among them). The primary prints the service URLs once, restarts a worker that dies unexpectedly (with backoff), and on
  * SIGTERM / SIGINT asks every worker to shut down gracefully and exits 0 once they all have.
  *
  * Correctness does not depend on which worker answers: every fact that matters (tokens,
@@ -14,11 +18,11 @@ import cluster, { type Worker } from 'node:cluster';
 import { fileURLToPath } from 'node:url';
 import { InvalidArgumentError } from 'commander';
 import type { Config } from '../config/config.js';
-import { openCliStore } from './cli-store.js';
+import type { Store } from '../store/store.js';
+import { openCliStore } from './open-cli-store.js';
 import { CliError, EXIT_DB_DAMAGED, EXIT_USAGE, type CliIo } from './cli-io.js';
 import type { IntegrityCheckResult } from '../store/sqlite/background-check.js';
 import { parseDatabaseUrl } from '../store/open-store.js';
-import { serve } from './serve.js';
 import { MAX_WORKERS, parseWorkers } from './workers-count.js';
 
 /** Messages between the primary and its workers. */
@@ -51,7 +55,8 @@ function resolveWorkers(flag: number | undefined, env: NodeJS.ProcessEnv): numbe
 /** `serve`: one process (the default), or a primary with workers. */
 export async function serveCommand(config: Config, io: CliIo, workersFlag?: number): Promise<number> {
   const workers = resolveWorkers(workersFlag, io.env);
-  if (workers <= 1) return serve(config, io);
+  // The primary serves nothing itself: it never loads the service's modules, only the workers do.
+  if (workers <= 1) return (await import('./serve.js')).serve(config, io);
   return runPrimary(config, io, workers);
 }
 
@@ -73,17 +78,24 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
   const checkResult = new Promise<IntegrityCheckResult | null>((resolve) => {
     checked = resolve;
   });
-  const store = await openCliStore(config.databaseUrl, {
-    create: true, integrityCheck: background ? 'background' : true, onIntegrityCheck: (result) => checked(result),
-  });
-  // PostgreSQL, memory, or a check made before opening: nothing more to wait for.
-  if (!background || location.kind !== 'sqlite' || location.path === ':memory:') checked(null);
-  let storeOpen = true;
-  const closeStore = async (): Promise<void> => {
-    if (!storeOpen) return;
-    storeOpen = false;
-    await store.close();
+  const openStore = async (): Promise<Store> => {
+    const opened = await openCliStore(config.databaseUrl, {
+      create: true, integrityCheck: background ? 'background' : true, onIntegrityCheck: (result) => checked(result),
+    });
+    // PostgreSQL, memory, or a check made before opening: nothing more to wait for.
+    if (!background || location.kind !== 'sqlite' || location.path === ':memory:') checked(null);
+    return opened;
   };
+  // Off (performance.workersFirst: false): the store is opened, checked and migrated before any worker starts.
+  let storeOpened: Promise<Store> | null = config.performance.workersFirst ? null : Promise.resolve(await openStore());
+  let store: Store | null = null;
+  const closeStore = async (): Promise<void> => {
+    const open = store;
+    store = null;
+    await open?.close();
+  };
+  /** Why the store could not be opened (the workers are then stopped unconfigured and this is thrown). */
+  let openFailure: unknown = null;
 
   const log = (text: string): void => {
     io.stderr.write(`svcapi-auth primary ${process.pid}: ${text}\n`);
@@ -94,7 +106,7 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
   // flags) reach them too.
   cluster.setupPrimary({ exec: fileURLToPath(new URL('./cluster-worker.js', import.meta.url)), args: [], silent: false });
 
-  return new Promise<number>((resolve) => {
+  const code = await new Promise<number>((resolve) => {
     const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, startedAt: 0, failures: 0, timer: null }));
     let announced = false;
     let stopping = false;
@@ -122,8 +134,12 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
       worker.on('message', (message: ClusterMessage) => {
         // The worker asks once its listener is in place (a message sent earlier could be lost, so
         // a worker still starting when the shutdown began is told now).
+        // Its configuration only once the store is open, checked and migrated here.
         if (message.type === 'svcapi-auth:ready') {
-          worker.send(stopping ? { type: 'svcapi-auth:shutdown' } satisfies ClusterMessage : { type: 'svcapi-auth:config', config } satisfies ClusterMessage);
+          void opened.then((ok) => {
+            if (!worker.isConnected()) return;
+            worker.send(stopping || !ok ? { type: 'svcapi-auth:shutdown' } satisfies ClusterMessage : { type: 'svcapi-auth:config', config } satisfies ClusterMessage);
+          });
         } else if (message.type === 'svcapi-auth:listening' && !announced) {
           announced = true;
           io.stdout.write(message.text);
@@ -132,10 +148,11 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
       });
     };
 
-    const shutdown = (reason: string): void => {
+    /** Stops every worker; `reason` null: quietly (the store could not be opened, which is told once, as without workers). */
+    const shutdown = (reason: string | null): void => {
       if (stopping) return;
       stopping = true;
-      log(`${reason}: stopping ${live().length} worker(s)`);
+      if (reason !== null) log(`${reason}: stopping ${live().length} worker(s)`);
       for (const slot of slots) {
         if (slot.timer !== null) clearTimeout(slot.timer);
         slot.timer = null;
@@ -202,8 +219,20 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     process.on('SIGHUP', onHangUp);
     io.signal?.addEventListener('abort', onAbort, { once: true });
     for (const slot of slots) fork(slot);
+    // With the workers starting (or, switched off, already opened before them).
+    storeOpened ??= openStore();
+    const opened = storeOpened.then((s) => {
+      store = s;
+      return true;
+    }, (error: unknown) => {
+      openFailure = error;
+      exitCode = 1;
+      shutdown(null);
+      return false;
+    });
 
     void checkResult.then(async (result) => {
+      await opened;
       await closeStore();
       if (result === null || stopping) return;
       if (result.kind === 'damaged') {
@@ -214,5 +243,11 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
         log(`the database check (quick_check) could not run; the file was not checked: ${result.reason}`);
       }
     });
-  }).finally(closeStore);
+  });
+  // A store still opening when the workers were all gone (a stop during the start) is closed once open.
+  await storeOpened?.then(() => undefined, () => undefined);
+  await closeStore();
+  // Told as a single process tells it (runCli: one line, the database's exit code).
+  if (openFailure !== null) throw openFailure;
+  return code;
 }

@@ -15,6 +15,8 @@ export type { CliIo } from './cli-io.js';
  * Resolves to the exit code; never calls process.exit.
  */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  // `serve` loads only what serving needs (serve-program.ts): the same command, parsed alike.
+  if (argv[0] === 'serve') return (await import('./serve-program.js')).runServeCli(argv, io);
   const program = await import('./program.js');
   return program.runCli(argv, io);
 }

@@ -9,9 +9,7 @@ import { buildApp } from '../http/app.js';
 import { createAuthService } from '../domain/create-auth-service.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
-import { createSoapLegacyAuthenticator } from '../legacy/soap-legacy-authenticator.js';
-import { createLegacyMirror, type LegacyMirror } from '../compat/shadow.js';
-import { dryRunStore } from '../store/dry-run-store.js';
+import type { LegacyMirror } from '../compat/shadow.js';
 import { createLegacyGuard, legacyAnswerRules } from '../domain/legacy-guard.js';
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
@@ -21,17 +19,35 @@ import { createLogDestination, type LogDestination } from '../ops/log-destinatio
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
 import { CliError, type CliIo } from './cli-io.js';
-import { databaseFailure, openCliStore } from './cli-store.js';
+import { databaseFailure, openCliStore } from './open-cli-store.js';
 import type { DatabaseError } from '../store/database-errors.js';
 import type { IntegrityCheckResult } from '../store/sqlite/background-check.js';
-import { readLegacyCa, startTokenPassthrough, type TokenPassthroughWiring } from './legacy-passthrough.js';
-import { wireConsole } from '../console/console-wiring.js';
+import type { TokenPassthroughWiring } from './legacy-passthrough.js';
+import type { ManagementMount } from '../ops/management-server.js';
 
 const PRIORITY_PROBE_DELAY_MS = 1000;
 /** The application every legacy deployment has (the spec's GPS, AppID 2): the start-up probe logs into it. */
 const GPS_APP_ID = 2;
 /** The key of the fingerprints in kept shadow differences (src/compat/shadow-redaction.ts), one per installation. */
 const SHADOW_FINGERPRINT_SECRET = 'shadow-fingerprint';
+
+/**
+ * The admin console, its modules loaded on its first request: loading them at start cost ~150 ms
+ * of CPU (2026-11-26) that most starts never use. A failed load fails that request (500) and is
+ * tried again on the next.
+ */
+function mountedOnFirstUse(load: () => Promise<ManagementMount>): ManagementMount {
+  let mount: Promise<ManagementMount> | undefined;
+  return {
+    async handle(req, res) {
+      mount ??= load().catch((error: unknown) => {
+        mount = undefined;
+        throw error;
+      });
+      return (await mount).handle(req, res);
+    },
+  };
+}
 
 /** How to write the listening host in a URL a person can open. */
 function urlHost(host: string, address: AddressInfo): string {
@@ -159,12 +175,15 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     process.on('SIGHUP', reopenLogs);
     integrity.log(logger);
     ops = await createOpsRuntime({ config, store, logger });
+    // What only talking to the old service needs is loaded only then (as shadow and front
+    // mode's modules below, and the console): a start without it loads less (docs/architecture.md).
+    const legacyWiring = config.legacy.url === null && config.legacy.caFile === null ? null : await import('./legacy-passthrough.js');
     // legacy.caFile: the CA every call to the old service trusts (an https legacy.url).
-    const legacyCa = await readLegacyCa(config);
+    const legacyCa = await legacyWiring?.readLegacyCa(config);
     // Lazy migration: logins unknown here are checked once by the old service, whose yes counts
     // only in its token form and after it refused a random login (domain/legacy-guard.ts).
     const legacy = config.legacy.url === null ? null : createLegacyGuard({
-      authenticator: createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs, ...(legacyCa !== undefined && { ca: legacyCa }) }),
+      authenticator: (await import('../legacy/soap-legacy-authenticator.js')).createSoapLegacyAuthenticator({ url: config.legacy.url, timeoutMs: config.legacy.timeoutMs, ...(legacyCa !== undefined && { ca: legacyCa }) }),
       // A profile file describes the old service: its token form and its "no", exactly.
       rules: legacyAnswerRules(config.compat.file === null ? null : config.compat.profile),
       clock: systemClock,
@@ -183,7 +202,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       ops.readiness.reportLegacy(() => legacy.status());
     }
     // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
-    tokenPassthrough = startTokenPassthrough({ config, logger, metrics: ops.metrics, store, events: ops.events, ...(legacyCa !== undefined && { ca: legacyCa }) });
+    tokenPassthrough = legacyWiring?.startTokenPassthrough({ config, logger, metrics: ops.metrics, store, events: ops.events, ...(legacyCa !== undefined && { ca: legacyCa }) }) ?? null;
     const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
     const service = createAuthService({
       store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
@@ -203,6 +222,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     const legacyUrl = config.legacy.url;
     if (legacyUrl !== null && (config.legacy.mode === 'front' || config.legacy.shadow.rate > 0)) {
       const fingerprintKey = await store.installationSecret(SHADOW_FINGERPRINT_SECRET, randomBytes(32).toString('base64url'));
+      const { createLegacyMirror } = await import('../compat/shadow.js');
       mirror = createLegacyMirror({
         settings: { ...config.legacy, url: legacyUrl },
         profile: config.compat.profile, store, fingerprintKey, logger, ...(legacyCa !== undefined && { ca: legacyCa }),
@@ -224,7 +244,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // (src/store/dry-run-store.ts), without brute-force counters, lazy migration, token
     // passthrough (its GetUserLoginURL relay issues a ticket in the old service) or events.
     const frontService = config.legacy.mode === 'front' ? createAuthService({
-      store: dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds,
+      store: (await import('../store/dry-run-store.js')).dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds,
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     }) : undefined;
@@ -243,11 +263,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     let managementUrl: string | null;
     try {
       // The admin console on the management listener only (never the public port).
-      const consoleHandler = config.console.enabled ? wireConsole({
+      const registry = ops.metrics.registry;
+      const consoleHandler = config.console.enabled ? mountedOnFirstUse(async () => (await import('../console/console-wiring.js')).wireConsole({
         store, hasher, audit: (event) => ops?.audit.record(event), throttle: config.bruteForce, timeZone: config.timeZone, newsTable: config.compat.profile.whatsNew,
         sessions: { idleTimeoutMs: config.console.idleTimeoutMs, absoluteTimeoutMs: config.console.absoluteTimeoutMs },
-        registry: ops.metrics.registry, logger,
-      }) : undefined;
+        registry, logger,
+      })) : undefined;
       ({ managementUrl } = await ops.start(consoleHandler === undefined ? {} : { console: consoleHandler }));
     } catch (error) {
       await app.close();

@@ -33,10 +33,10 @@ import type { ShadowStore } from '../store/store.js';
 import { createShadowBudget, type ShadowBudget } from './shadow-budget.js';
 import { compareAnswers, sameWithoutNormalising, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
 import { createFingerprinter, CREDENTIAL_NAMES, redactRequest } from './shadow-redaction.js';
+import type { FrontOutcome, ShadowOutcome } from './shadow-outcomes.js';
 
-export type ShadowOutcome = 'same' | 'different' | 'error' | 'dropped';
-export const SHADOW_OUTCOMES: readonly ShadowOutcome[] = ['same', 'different', 'error', 'dropped'];
-export type FrontOutcome = 'forwarded' | 'unavailable';
+export { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from './shadow-outcomes.js';
+export { relayedHeaders } from './relayed-headers.js';
 
 /** Operations that change state in the old service: ValidateUser(JSON) issue a token, GetUserLoginURL a ticket. */
 export const STATEFUL_OPERATIONS: readonly string[] = ['ValidateUser', 'ValidateUserJSON', 'GetUserLoginURL'];
@@ -164,26 +164,6 @@ const KEPT_TEXT_CHARS = 16 * 1024;
 const DIFF_TIMEOUT_MS = 50;
 /** The headers that decide an ASMX answer, passed on to the old service. */
 const FORWARDED_HEADERS = ['content-type', 'soapaction', 'authorization', 'cookie'];
-/**
- * The old service's headers relayed to the client in front mode: what describes the content
- * (and the 405 page's Allow). Not Server, X-Powered-By, X-AspNet-Version, nor the connection's.
- */
-const RELAYED_HEADERS: ReadonlySet<string> = new Set([
-  'content-type', 'cache-control', 'expires', 'pragma', 'vary', 'content-language', 'content-disposition',
-  'location', 'set-cookie', 'www-authenticate', 'allow',
-]);
-
-/** The old service's answer headers a client of front mode receives. */
-export function relayedHeaders(answer: RawAnswer): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
-  for (const [name, value] of answer.headers) {
-    if (!RELAYED_HEADERS.has(name)) continue;
-    const had = out[name];
-    out[name] = had === undefined ? value : [...(Array.isArray(had) ? had : [had]), value];
-  }
-  return out;
-}
-
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }

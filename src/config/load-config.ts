@@ -103,6 +103,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     sqliteMmapMiB: number('performance.sqliteMmapMiB', 'SVCAPI_SQLITE_MMAP_MIB', 2047, 0, 1_048_576),
     // `serve` checks a SQLite file (quick_check) in the background instead of before it listens (store/sqlite/background-check.ts).
     sqliteCheckInBackground: bool('performance.sqliteCheckInBackground', 'SVCAPI_SQLITE_CHECK_IN_BACKGROUND', true),
+    // `serve --workers`: the workers start while the primary opens, checks and migrates the database (cli/cluster.ts).
+    workersFirst: bool('performance.workersFirst', 'SVCAPI_WORKERS_FIRST', true),
   };
 
   const compat = compatSettings(layers);

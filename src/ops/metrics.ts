@@ -13,7 +13,7 @@ import { OPERATIONS } from '../contract/operations.js';
 import { LOGIN_OUTCOMES, type AuthEvents } from '../domain/auth-events.js';
 import type { PasswordHasher } from '../domain/password-hasher.js';
 import type { Binding, RequestDone } from '../http/app.js';
-import { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from '../compat/shadow.js';
+import { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from '../compat/shadow-outcomes.js';
 import type { Store } from '../store/store.js';
 import type { Readiness } from './readiness.js';
 import { CounterTallies, TalliedHistogram } from './tallies.js';

@@ -77,6 +77,21 @@ describe('svcapi-auth CLI', () => {
       }
     });
 
+    it('serve goes through the serve-only program (main.ts) with the whole CLI\'s help, errors and exit codes', async () => {
+      const whole = await import('../../src/cli/program.js');
+      const captured = async (runner: typeof runCli, argv: string[]): Promise<{ code: number; out: string; err: string }> => {
+        const out = sink();
+        const err = sink();
+        const code = await runner(argv, { stdin: Readable.from([]), stdout: out.stream, stderr: err.stream, env: {} });
+        return { code, out: out.text(), err: err.text() };
+      };
+      for (const argv of [['serve', '--help'], ['serve', '--bogus'], ['serve', '--port', 'eighty'], ['serve', 'extra'], ['serve', '--workers', 'lots'], ['serve', '--password=x']]) {
+        const viaMain = await captured(runCli, argv);
+        expect(viaMain, argv.join(' ')).toEqual(await captured(whole.runCli, argv));
+        expect(viaMain.code, argv.join(' ')).toBe(argv[1] === '--help' ? 0 : 2);
+      }
+    });
+
     it('rejects an unknown command or option as a usage error', async () => {
       expect(await run(['frobnicate'])).toMatchObject({ code: 2, err: expect.stringContaining("unknown command 'frobnicate'") });
       expect(await run(['app', 'list', '--colour'])).toMatchObject({ code: 2, err: expect.stringContaining("unknown option '--colour'") });

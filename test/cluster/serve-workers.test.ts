@@ -7,6 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
@@ -133,6 +134,23 @@ describe('serve --workers', () => {
     if (!(server instanceof Error)) expect((await server.exited).code).toBe(5);
     else expect(output).toMatch(/server exited \(5\)/);
     expect(output).toMatch(/^error: the database .*damaged\.db is damaged \(.*\); restore it from a backup$/m);
+  });
+
+  it('on a database that fails its check while the workers start: they are stopped unconfigured, the primary exits 4 with the one line a single process gives', async () => {
+    requireDist();
+    const foreignDir = mkdtempSync(join(dir, 'foreign-'));
+    const path = join(foreignDir, 'other-app.db');
+    const other = new Database(path);
+    other.exec('CREATE TABLE users (id INTEGER PRIMARY KEY, email TEXT)');
+    other.close();
+    for (const workersFirst of ['true', 'false']) {
+      const error = await startServer(['--db', `sqlite:${path}`, '--workers', '2'], { SVCAPI_WORKERS_FIRST: workersFirst }).then(() => null, (e: Error) => e);
+      expect(error?.message, workersFirst).toMatch(/server exited \(4\)/);
+      const lines = (error?.message ?? '').split('\n').filter((line) => line.trim() !== '' && !line.startsWith('server exited'));
+      expect(lines, workersFirst).toEqual([expect.stringMatching(/^error: .*other-app\.db is not an svcapi-auth database: .*; it was left untouched$/)]);
+    }
+    // Untouched: no -wal / -shm beside it.
+    expect(readdirSync(foreignDir)).toEqual(['other-app.db']);
   });
 
   it('refuses a bad worker count', async () => {
