@@ -14,6 +14,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import { createRequire } from 'node:module';
+import { Writable } from 'node:stream';
 import { pino, stdSerializers, type DestinationStream, type Logger } from 'pino';
 import type pretty from 'pino-pretty';
 import type { LogLevel } from '../config/config.js';
@@ -74,10 +75,26 @@ function loadPretty(): typeof pretty {
   return createRequire(import.meta.url)('pino-pretty') as typeof pretty;
 }
 
+/**
+ * pino-pretty writes to a Node stream (it listens on it); serve's buffered destination
+ * (log-destination.ts) is pino's bare `{ write }`, so it is wrapped in one for --log-pretty.
+ */
+function asNodeStream(stream: NodeJS.WritableStream | DestinationStream): NodeJS.WritableStream {
+  if (typeof (stream as Partial<NodeJS.WritableStream>).on === 'function') return stream as NodeJS.WritableStream;
+  const target = stream as DestinationStream;
+  return new Writable({
+    decodeStrings: false,
+    write(chunk: string | Buffer, _encoding, done): void {
+      target.write(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      done();
+    },
+  });
+}
+
 export function createLogger(options: LoggerOptions): Logger {
   const destination: DestinationStream = options.pretty === true
     ? loadPretty()({
-      destination: options.stream as NodeJS.WritableStream,
+      destination: asNodeStream(options.stream),
       colorize: options.colorize ?? (options.stream as { isTTY?: boolean }).isTTY === true,
       translateTime: 'SYS:HH:MM:ss.l',
       ignore: 'pid,hostname,service',

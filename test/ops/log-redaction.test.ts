@@ -190,4 +190,12 @@ describe('logs never contain credentials', () => {
     expect(logged).not.toContain('p-secret');
     expect(logged).not.toContain('{"level"');
   });
+
+  it('--log-pretty writes to serve\'s own destination, a bare { write } rather than a Node stream', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ level: 'info', pretty: true, colorize: false, stream: { write: (line: string) => void lines.push(line) } });
+    logger.info({ password: 'p-secret' }, 'listening');
+    expect(lines.join('')).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: listening\n/);
+    expect(lines.join('')).not.toContain('p-secret');
+  });
 });
