@@ -103,6 +103,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     sqliteMmapMiB: number('performance.sqliteMmapMiB', 'SVCAPI_SQLITE_MMAP_MIB', 2047, 0, 1_048_576),
     // `serve` checks a SQLite file (quick_check) in the background instead of before it listens (store/sqlite/background-check.ts).
     sqliteCheckInBackground: bool('performance.sqliteCheckInBackground', 'SVCAPI_SQLITE_CHECK_IN_BACKGROUND', true),
+    // PostgreSQL: the token reads on connections of their own that plan them once (store/postgres/postgres-store.ts TOKEN_READ_SETTING).
+    pgGenericTokenPlans: bool('performance.pgGenericTokenPlans', 'SVCAPI_PG_GENERIC_TOKEN_PLANS', true),
   };
 
   const compat = compatSettings(layers);

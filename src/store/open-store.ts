@@ -34,6 +34,8 @@ export interface OpenStoreOptions {
   readonly groupCommit?: boolean;
   /** Observes each group transaction after its commit, with how many writes it held (tests). */
   readonly onGroupCommit?: (writes: number) => void;
+  /** PostgreSQL: token reads planned once, on connections of their own (PostgresStoreOptions.genericTokenPlans; default true). */
+  readonly postgresGenericTokenPlans?: boolean;
 }
 
 /** Opens the Store named by a database URL, choosing the adapter from its scheme. */
@@ -50,6 +52,9 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
         ...(options.sqliteAsyncSync !== undefined && { asyncSync: options.sqliteAsyncSync }),
       });
     case 'postgres':
-      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create, ...group });
+      return openPostgresStore({
+        url: location.url, migrate: options.migrate ?? true, create, ...group,
+        ...(options.postgresGenericTokenPlans !== undefined && { genericTokenPlans: options.postgresGenericTokenPlans }),
+      });
   }
 }
