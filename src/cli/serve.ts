@@ -152,7 +152,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   const integrity = integrityWatch();
   const store = await openCliStore(config.databaseUrl, {
     create: true, groupCommit: config.performance.groupCommit, sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
-    sqliteAsyncSync: config.performance.sqliteAsyncSync,
+    sqliteAsyncSync: config.performance.sqliteAsyncSync, postgresGenericTokenPlans: config.performance.pgGenericTokenPlans,
     integrityCheck: hooks.integrityChecked === true ? false : config.performance.sqliteCheckInBackground ? 'background' : true,
     onIntegrityCheck: integrity.report,
   });

@@ -32,6 +32,8 @@ export interface OpenStoreOptions {
   readonly groupCommit?: boolean;
   /** Observes each group transaction after its commit, with how many writes it held (tests). */
   readonly onGroupCommit?: (writes: number) => void;
+  /** PostgreSQL: token reads planned once, on connections of their own (PostgresStoreOptions.genericTokenPlans; default true). */
+  readonly postgresGenericTokenPlans?: boolean;
 }
 
 /**
@@ -55,7 +57,10 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
     }
     case 'postgres': {
       const { openPostgresStore } = await import('./postgres/postgres-store.js');
-      return openPostgresStore({ url: location.url, migrate: options.migrate ?? true, create, ...group });
+      return openPostgresStore({
+        url: location.url, migrate: options.migrate ?? true, create, ...group,
+        ...(options.postgresGenericTokenPlans !== undefined && { genericTokenPlans: options.postgresGenericTokenPlans }),
+      });
     }
   }
 }

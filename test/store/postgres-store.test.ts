@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { openStore } from '../../src/store/open-store.js';
-import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL, REVISIONS_WITH_TOKENS_SQL } from '../../src/store/postgres/postgres-store.js';
+import { openPostgresStore, FIND_TOKEN_SQL, FIND_TOKENS_SQL, REVISIONS_WITH_TOKENS_SQL, TOKEN_READ_SETTING } from '../../src/store/postgres/postgres-store.js';
 import { parseTimestamptz } from '../../src/store/postgres/timestamp-parser.js';
 import { LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS } from '../../src/store/postgres/migrations/postgres-migrations.js';
 import { SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
@@ -147,6 +147,50 @@ describe.skipIf(pgAdmin === null)('PostgreSQL store', () => {
       const text = plan.map((r) => r['QUERY PLAN']).join('\n');
       expect(text).toMatch(/(Index Scan using|Bitmap Index Scan on) tokens_pkey/);
       expect(text).not.toMatch(/Seq Scan on tokens/);
+    });
+
+    it('plans a turn\'s token read again at every execution by default, once on a connection set up as the token reads\' are', async () => {
+      const { schema } = freshUrl();
+      await (await openStore(schemaUrl(schema))).close();
+      const counts = await withAdminClient(async (client) => {
+        await client.query(`SET search_path = "${schema}"`);
+        const read = (): Promise<unknown> => client.query({ name: 'turn_read', text: REVISIONS_WITH_TOKENS_SQL, values: [[hash(), hash(), hash()]] });
+        const plans = async (): Promise<unknown> => (await client.query('SELECT generic_plans::int AS generic, custom_plans::int AS custom FROM pg_prepared_statements WHERE name = $1', ['turn_read'])).rows[0];
+        for (let i = 0; i < 8; i++) await read();
+        const before = await plans(); // three hashes are costed below the generic plan's ten: custom plans for ever
+        await client.query(`SET ${TOKEN_READ_SETTING.name} = ${TOKEN_READ_SETTING.value}`);
+        for (let i = 0; i < 4; i++) await read();
+        return { before, after: await plans() };
+      });
+      expect(counts).toEqual({ before: { generic: 0, custom: 8 }, after: { generic: 4, custom: 8 } });
+    });
+
+    it('sends the token reads over connections set up to plan them once, and nothing else; switched off, over the one pool', async () => {
+      // A URL's own startup options are kept beside the setting.
+      for (const { generic, params } of [{ generic: true, params: {} }, { generic: false, params: {} }, { generic: true, params: { options: '-c work_mem=5MB' } }]) {
+        const store = await openPostgresStore({ url: freshUrl(params).url, genericTokenPlans: generic });
+        const statements = vi.spyOn(pg.Pool.prototype, 'query');
+        try {
+          await store.revisionsWithTokens([hash(), hash()]);
+          await Promise.all([store.findToken(hash()), store.findToken(hash())]);
+          await store.revisions();
+          await store.listUserSessions(1, new Date(), 10);
+          const pools = statements.mock.contexts as pg.Pool[];
+          statements.mockRestore();
+          expect(pools).toHaveLength(4);
+          const [turnRead, lookups, revisions, listing] = pools;
+          const mode = async (pool: pg.Pool | undefined): Promise<unknown> => (await pool?.query<{ m: string }>("SELECT current_setting('plan_cache_mode') AS m"))?.rows[0]?.m;
+          expect([await mode(turnRead), await mode(lookups), await mode(revisions), await mode(listing)])
+            .toEqual(generic ? ['force_generic_plan', 'force_generic_plan', 'auto', 'auto'] : ['auto', 'auto', 'auto', 'auto']);
+          expect(new Set(pools).size).toBe(generic ? 2 : 1);
+          if ('options' in params) expect((await turnRead?.query<{ w: string }>('SELECT current_setting(\'work_mem\') AS w'))?.rows[0]?.w).toBe('5MB');
+          expect(await revisions?.query<{ p: string }>('SELECT current_setting(\'search_path\') AS p').then((r) => r.rows[0]?.p))
+            .toBe(await turnRead?.query<{ p: string }>('SELECT current_setting(\'search_path\') AS p').then((r) => r.rows[0]?.p));
+        } finally {
+          statements.mockRestore();
+          await store.close();
+        }
+      }
     });
 
     it('reads the timestamps PostgreSQL writes in any time zone as node-postgres\' own parser does (the token reads\' parser)', async () => {

@@ -49,6 +49,12 @@ export interface PostgresStoreOptions {
   readonly groupCommit?: boolean;
   /** Observes each group statement after its commit, with how many writes it held. */
   readonly onGroupCommit?: (writes: number) => void;
+  /**
+   * Token reads on connections of their own that plan them once (default true; config
+   * `performance.pgGenericTokenPlans`): see TOKEN_READ_SETTING. False: they share the pool and
+   * are planned again at every execution.
+   */
+  readonly genericTokenPlans?: boolean;
 }
 
 type Queryable = pg.Pool | pg.PoolClient;
@@ -108,6 +114,30 @@ export const REVISIONS_WITH_TOKENS_SQL = `SELECT k.*, r.news, r.access
   LEFT JOIN LATERAL (${TOKEN_SELECT} WHERE t.token_hash = ANY($1::text[])) k ON true`;
 const WITH_TOKENS_NEWS = 16;
 const WITH_TOKENS_ACCESS = 17;
+/**
+ * The token reads of the hot path (REVISIONS_WITH_TOKENS_SQL, FIND_TOKENS_SQL, FIND_TOKEN_SQL)
+ * go through a pool of their own whose connections plan a prepared statement once. With the
+ * default plan_cache_mode PostgreSQL plans a named statement with its parameters' values five
+ * times, then keeps the generic plan only if its estimate is no worse than theirs: for
+ * `token_hash = ANY($1)` the generic plan is costed for 10 hashes, a turn's batch is usually
+ * fewer, so every execution was planned again (0.5-1.1 ms of planning against 0.3-0.7 ms of
+ * execution for 8 tokens on 10M, EXPLAIN ANALYZE, 2026-11-26). Every plan of these statements is
+ * the same (primary-key probes), whatever the hashes. Only these reads: statements with a range
+ * and a LIMIT (listings, purges) keep their custom plans on the main pool.
+ */
+export const TOKEN_READ_SETTING = { name: 'plan_cache_mode', value: 'force_generic_plan' } as const;
+
+/** `config` with one more `-c name=value` in the startup options, where node-postgres reads them (the URL's win). */
+function withSetting(config: pg.ClientConfig, setting: { readonly name: string; readonly value: string }): pg.ClientConfig {
+  const option = `-c ${setting.name}=${setting.value}`;
+  const url = new URL(config.connectionString ?? '');
+  const fromUrl = url.searchParams.get('options');
+  if (fromUrl !== null) {
+    url.searchParams.set('options', `${fromUrl} ${option}`);
+    return { ...config, connectionString: url.toString() };
+  }
+  return { ...config, options: `${config.options ?? ''} ${option}`.trim() };
+}
 /** Tokens per batched lookup at most: one statement's array stays small, and a bigger turn sends several. */
 const TOKEN_BATCH_MAX = 256;
 
@@ -231,11 +261,26 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // An idle connection the server closed (restart, pg_terminate_backend) emits 'error'; without
   // a listener that would end the process. The pool drops it and opens a new one when needed.
   pool.on('error', (error) => options.onIdleError?.(error));
+  // The token reads' own connections (TOKEN_READ_SETTING, a startup option: no statement of its own), at most half as many again as the
+  // pool's: a turn's read is one short statement, so a few carry a whole load of token checks.
+  let tokenReads = pool;
+  if (options.genericTokenPlans ?? true) {
+    tokenReads = new pg.Pool({
+      ...withSetting(base, TOKEN_READ_SETTING),
+      max: Math.max(1, Math.floor((location.poolMax ?? 10) / 2)),
+      connectionTimeoutMillis,
+      idleTimeoutMillis: 10_000,
+      statement_timeout: statementTimeout,
+      query_timeout: statementTimeout + 500,
+      idle_in_transaction_session_timeout: 10_000,
+    });
+    tokenReads.on('error', (error) => options.onIdleError?.(error));
+  }
 
-  return createPostgresStore(pool, options);
+  return createPostgresStore(pool, tokenReads, options);
 }
 
-function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 'groupCommit' | 'onGroupCommit'>): Store {
+function createPostgresStore(pool: pg.Pool, tokenReads: pg.Pool, options: Pick<PostgresStoreOptions, 'groupCommit' | 'onGroupCommit'>): Store {
   let closed = false;
 
   const checkOpen = (): void => {
@@ -278,9 +323,9 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
    * A read like q's, with its rows as arrays (the token select: row-mapping.ts TOKEN_COLUMNS),
    * and its timestamps read by timestamp-parser.ts (three or more per token row).
    */
-  async function readArrays(name: string | null, text: string, values: readonly unknown[]): Promise<unknown[][]> {
+  async function readArrays(name: string | null, text: string, values: readonly unknown[], on: pg.Pool = pool): Promise<unknown[][]> {
     const config: pg.QueryArrayConfig = { ...(name !== null && { name }), text, values: [...values], rowMode: 'array', types: FAST_TIMESTAMPS };
-    return (await onPool(true, () => pool.query<unknown[]>(config))).rows;
+    return (await onPool(true, () => on.query<unknown[]>(config))).rows;
   }
 
   /**
@@ -289,7 +334,9 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
    */
   const findTokenBatched = lookupPerTurn<TokenRecord>(async (hashes) => {
     checkOpen();
-    const rows = hashes.length === 1 ? await readArrays('find_token', FIND_TOKEN_SQL, hashes) : await readArrays('find_tokens', FIND_TOKENS_SQL, [hashes]);
+    const rows = hashes.length === 1
+      ? await readArrays('find_token', FIND_TOKEN_SQL, hashes, tokenReads)
+      : await readArrays('find_tokens', FIND_TOKENS_SQL, [hashes], tokenReads);
     const found = new Map<string, TokenRecord>();
     for (const row of rows) found.set(String(row[0]), toToken(row));
     return found;
@@ -490,7 +537,7 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
       if (closed) return;
       await Promise.all([batches?.session.flushNow(), batches?.ticket.flushNow()]);
       closed = true;
-      await pool.end();
+      await Promise.all([pool.end(), tokenReads === pool ? undefined : tokenReads.end()]);
     },
     async ping() {
       await q(null, 'SELECT 1');
@@ -692,7 +739,7 @@ function createPostgresStore(pool: pg.Pool, options: Pick<PostgresStoreOptions, 
     },
     async revisionsWithTokens(hashes) {
       if (hashes.length === 0) return { revisions: await readRevisions(), tokens: new Map() };
-      const rows = await readArrays('revisions_with_tokens', REVISIONS_WITH_TOKENS_SQL, [hashes]);
+      const rows = await readArrays('revisions_with_tokens', REVISIONS_WITH_TOKENS_SQL, [hashes], tokenReads);
       const first = rows[0];
       const tokens = new Map<string, TokenRecord>();
       for (const row of rows) if (row[0] !== null) tokens.set(String(row[0]), toToken(row));
