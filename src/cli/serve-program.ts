@@ -2,7 +2,7 @@
  * `svcapi-auth serve`: the command as program.ts registers it, and a program holding it alone.
  * main.ts runs a `serve` command line through the latter, so that a start loads what serving
  * needs and not every other command's modules (the console, compat tools, imports and exports):
- * the whole CLI cost about as much CPU as the service's own modules (docs/architecture.md).
+ * the whole CLI cost about as much CPU as the service's own modules (docs/fast-paths.md).
  */
 import { Option, type Command } from 'commander';
 import type { ConfigFlags } from '../config/config.js';

@@ -176,7 +176,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     integrity.log(logger);
     ops = await createOpsRuntime({ config, store, logger });
     // What only talking to the old service needs is loaded only then (as shadow and front
-    // mode's modules below, and the console): a start without it loads less (docs/architecture.md).
+    // mode's modules below, and the console): a start without it loads less (docs/fast-paths.md).
     const legacyWiring = config.legacy.url === null && config.legacy.caFile === null ? null : await import('./legacy-passthrough.js');
     // legacy.caFile: the CA every call to the old service trusts (an https legacy.url).
     const legacyCa = await legacyWiring?.readLegacyCa(config);

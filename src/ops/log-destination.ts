@@ -9,7 +9,7 @@
  * Lines are gathered here into chunks of CHUNK_BYTES before sonic-boom sees them: its write()
  * measures the UTF-8 length of the whole pending buffer on every call (Buffer.byteLength of a
  * string grown by +=), which made one 250-byte line cost 3.6 µs of CPU; handed 16 KiB chunks it
- * costs 1.3 µs (micro-benchmark of 300,000 access lines, docs/architecture.md). The chunks are
+ * costs 1.3 µs (micro-benchmark of 300,000 access lines, docs/fast-paths.md). The chunks are
  * bytes, each line encoded once into them as it comes: as one string a chunk was flattened
  * (join), measured twice by sonic-boom, encoded for the write and encoded again when the write
  * came back (sonic-boom's release); in its buffer mode sonic-boom only passes the bytes on.
