@@ -53,13 +53,12 @@ type DayCells = Record<LegacyTallyKind, Map<string, Cell>>;
 
 export function createLegacyTokenTally(options: LegacyTokenTallyOptions): LegacyTokenTally {
   const { store, clock } = options;
-  let days = new Map<string, DayCells>();
-  /** The day being counted, kept so that a count computes no day text. */
-  let current: { readonly from: number; readonly to: number; readonly cells: DayCells } | null = null;
+  /** By UTC day number (days since the epoch): a count computes no day text; take() does. */
+  let days = new Map<number, DayCells>();
   let pending = 0;
   let queue: Promise<unknown> = Promise.resolve();
 
-  function cellsOf(day: string): DayCells {
+  function cellsOf(day: number): DayCells {
     let cells = days.get(day);
     if (cells === undefined) {
       cells = { check: new Map(), relay: new Map(), adoption: new Map() };
@@ -69,13 +68,7 @@ export function createLegacyTokenTally(options: LegacyTokenTallyOptions): Legacy
   }
 
   function add(kind: LegacyTallyKind, result: string, count: number, at: number): void {
-    let day = current;
-    if (day === null || at < day.from || at >= day.to) {
-      const from = at - (((at % DAY_MS) + DAY_MS) % DAY_MS);
-      day = { from, to: from + DAY_MS, cells: cellsOf(utcDay(from)) };
-      current = day;
-    }
-    const cells = day.cells[kind];
+    const cells = cellsOf(Math.floor(at / DAY_MS))[kind];
     const cell = cells.get(result);
     if (cell === undefined) cells.set(result, { count, lastAt: at });
     else {
@@ -92,11 +85,10 @@ export function createLegacyTokenTally(options: LegacyTokenTallyOptions): Legacy
     const rows: LegacyTally[] = [];
     for (const [day, cells] of days) {
       for (const kind of ['check', 'relay', 'adoption'] as const) {
-        for (const [result, cell] of cells[kind]) rows.push({ day, kind, result, count: cell.count, lastAt: new Date(cell.lastAt) });
+        for (const [result, cell] of cells[kind]) rows.push({ day: utcDay(day * DAY_MS), kind, result, count: cell.count, lastAt: new Date(cell.lastAt) });
       }
     }
     days = new Map();
-    current = null;
     pending = 0;
     return rows;
   }
