@@ -249,33 +249,27 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     await setup.end().catch(() => undefined);
   }
 
-  const pool = new pg.Pool({
-    ...base,
-    max: location.poolMax ?? 10,
-    connectionTimeoutMillis,
-    idleTimeoutMillis: 10_000,
-    statement_timeout: statementTimeout,
-    query_timeout: statementTimeout + 500,
-    idle_in_transaction_session_timeout: 10_000,
-  });
-  // An idle connection the server closed (restart, pg_terminate_backend) emits 'error'; without
-  // a listener that would end the process. The pool drops it and opens a new one when needed.
-  pool.on('error', (error) => options.onIdleError?.(error));
-  // The token reads' own connections (TOKEN_READ_SETTING, a startup option: no statement of its own), at most half as many again as the
-  // pool's: a turn's read is one short statement, so a few carry a whole load of token checks.
-  let tokenReads = pool;
-  if (options.genericTokenPlans ?? true) {
-    tokenReads = new pg.Pool({
-      ...withSetting(base, TOKEN_READ_SETTING),
-      max: Math.max(1, Math.floor((location.poolMax ?? 10) / 2)),
+  // Both pools' connections: the same timeouts. An idle connection the server closed (restart,
+  // pg_terminate_backend) emits 'error'; without a listener that would end the process. The pool
+  // drops it and opens a new one when needed.
+  const newPool = (config: pg.ClientConfig, max: number): pg.Pool => {
+    const created = new pg.Pool({
+      ...config,
+      max,
       connectionTimeoutMillis,
       idleTimeoutMillis: 10_000,
       statement_timeout: statementTimeout,
       query_timeout: statementTimeout + 500,
       idle_in_transaction_session_timeout: 10_000,
     });
-    tokenReads.on('error', (error) => options.onIdleError?.(error));
-  }
+    created.on('error', (error) => options.onIdleError?.(error));
+    return created;
+  };
+  const pool = newPool(base, location.poolMax ?? 10);
+  // The token reads' own connections (TOKEN_READ_SETTING, a startup option: no statement of its own), at most half as many again as the
+  // pool's: a turn's read is one short statement, so a few carry a whole load of token checks.
+  let tokenReads = pool;
+  if (options.genericTokenPlans ?? true) tokenReads = newPool(withSetting(base, TOKEN_READ_SETTING), Math.max(1, Math.floor((location.poolMax ?? 10) / 2)));
 
   return createPostgresStore(pool, tokenReads, options);
 }
