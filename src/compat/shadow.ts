@@ -126,8 +126,6 @@ export interface MirrorOptions {
    * the event loop, with no CPU limit but the queue's (`performance.shadowThread`, the off switch).
    */
   readonly thread?: boolean;
-  /** For tests: the thread's program (default shadow-thread.ts's build). */
-  readonly threadFile?: URL;
   /**
    * Shadow mode's exchanges on undici, pipelined (src/legacy/pipelined-forwarder.ts);
    * false: node:http, a socket per exchange (`performance.shadowPipelining`, the off switch).
@@ -319,7 +317,7 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
       if (worker !== null) return worker;
       if (closed || Date.now() - diedAt < THREAD_RESTART_MS) return null;
       const data: ThreadData = { settings: comparerSettings, niceBelow: niceForShare(s.cpuShare) };
-      const w = new Worker(options.threadFile ?? threadFile(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB }, stdout: false, stderr: false });
+      const w = new Worker(threadFile(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB }, stdout: false, stderr: false });
       // An idle thread never keeps the process alive.
       w.unref();
       w.on('message', (message: FromThread) => {
@@ -333,8 +331,8 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
           waiting.delete(message.id);
         } else closing?.();
       });
-      // Only the error's code or name: its message might quote what the thread was comparing.
-      w.on('error', (error) => died((error as NodeJS.ErrnoException).code ?? error.name));
+      // Its error carries no request data: a thread's own failure (out of memory, a bug).
+      w.on('error', (error) => died(error.name === 'Error' ? error.message : error.name));
       w.on('exit', (code) => {
         if (worker === w) died(`exit code ${code}`);
       });

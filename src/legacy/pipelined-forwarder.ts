@@ -50,7 +50,7 @@ import { failureOf, type ForwardFailure, type ForwardRequest, type ForwardResult
 export interface PipelinedForwarderOptions extends LegacyForwarderOptions {
   /** Connections at most (default 4); `maxInFlight` exchanges are spread over them. */
   readonly connections?: number;
-  /** Told the event-loop milliseconds spent sending and reading (the comparisons' CPU time, shadow-comparer.ts). */
+  /** Told the event-loop milliseconds spent sending and reading (shadow mode's CPU budget). */
   readonly onWork?: (ms: number) => void;
 }
 

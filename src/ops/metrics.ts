@@ -75,7 +75,7 @@ export interface ServiceMetrics {
   frontResult(outcome: FrontOutcome, operation: string | null, binding: string): void;
   /** The comparisons waiting, read at scrape time. */
   reportShadowDepth(depth: () => number): void;
-  /** The CPU seconds shadow work has taken so far (its thread's busy time), read at scrape time. */
+  /** The CPU seconds charged to shadow work so far (its budget, legacy.shadow.cpuShare), read at scrape time. */
   reportShadowCpu(seconds: () => number): void;
   /**
    * Token passthrough (legacy-token-passthrough.ts): registers its metrics (only when it is
@@ -235,7 +235,7 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
 
   const shadowResults = new Counter({
     name: `${PREFIX}shadow_total`,
-    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full: under load the thread of the comparisons gets only legacy.shadow.cpuShare of a busy core); by operation and binding of our dispatch.',
+    help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full, or shadow work had used its legacy.shadow.cpuShare of the event loop); by operation and binding of our dispatch.',
     labelNames: ['result', 'operation', 'binding'],
     registers,
   });
@@ -260,7 +260,7 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   let shadowCpuReported = 0;
   new Counter({
     name: `${PREFIX}shadow_cpu_seconds_total`,
-    help: 'CPU time of shadow and front mode comparisons: the busy time of their thread (with performance.shadowThread off, their timed stretches on the event loop).',
+    help: 'CPU time charged to shadow and front mode comparisons by their budget (legacy.shadow.cpuShare): what the process spent on them.',
     registers,
     collect() {
       const now = shadowCpu();

@@ -10,7 +10,7 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -59,7 +59,6 @@ interface Observers {
   readonly byteCompare?: boolean;
   /** performance.shadowThread: false, the comparisons on the event loop. */
   readonly thread?: boolean;
-  readonly threadFile?: URL;
 }
 
 async function harness(legacyUrl: string, profile: CompatProfile | undefined, overrides: Overrides = {}, observe?: Observers): Promise<Harness> {
@@ -75,7 +74,6 @@ async function harness(legacyUrl: string, profile: CompatProfile | undefined, ov
       mirror = createLegacyMirror({
         settings: settings(legacyUrl, overrides), profile: profile ?? DEFAULT_COMPAT_PROFILE, store, fingerprintKey: 'test-key',
         ...(observe?.thread !== undefined && { thread: observe.thread }),
-        ...(observe?.threadFile !== undefined && { threadFile: observe.threadFile }),
         ...(observe?.logger !== undefined && { logger: observe.logger }),
         ...(observe?.pipelining !== undefined && { pipelining: observe.pipelining }),
         ...(observe?.byteCompare !== undefined && { byteCompare: observe.byteCompare }),
@@ -210,23 +208,6 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
     expect(niceOf(String(process.pid))).toBe(base);
     // Its busy time is the comparisons' CPU (svcapi_auth_shadow_cpu_seconds_total).
     expect(h.mirror.cpuSeconds()).toBeGreaterThan(0);
-  });
-
-  it('a comparisons\' thread that dies: its jobs count as errors, the log says so, the clients are answered, and a later job starts a new thread', async () => {
-    const lines: string[] = [];
-    const logger = pino({ level: 'info' }, new Writable({ write(chunk: Buffer, _e, done) { lines.push(chunk.toString()); done(); } }));
-    h = await harness(standin.url, STANDIN_PROFILE, {}, { logger, threadFile: new URL('../fixtures/dying-shadow-thread.mjs', import.meta.url) });
-    const answer = await h.send('soap11', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
-    expect(answer.status).toBe(200);
-    await vi.waitUntil(() => h?.counted.length === 1, { timeout: 10_000 });
-    expect(outcomes(h)).toEqual(['ValidateUserToken soap11 error']);
-    expect(lines.join('')).toContain('the comparison thread stopped');
-    // At most one start a second: sooner, a job is an error at once; later, a new thread takes it.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
-    await h.send('soap12', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
-    await vi.waitUntil(() => h?.counted.length === 2, { timeout: 10_000 });
-    expect(lines.join('').match(/the comparison thread stopped/g)).toHaveLength(2);
-    expect(h.mirror.depth()).toBe(0);
   });
 
   it('at light load every sampled request is compared with the default share: none dropped', async () => {
