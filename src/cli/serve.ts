@@ -228,7 +228,6 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
         profile: config.compat.profile, store, fingerprintKey, logger, ...(legacyCa !== undefined && { ca: legacyCa }),
         onResult: ops.metrics.shadowResult, onFront: ops.metrics.frontResult,
         pipelining: config.performance.shadowPipelining, byteCompare: config.performance.shadowByteCompare, batching: config.performance.shadowBatching,
-        thread: config.performance.shadowThread,
       });
       const m = mirror;
       ops.metrics.reportShadowDepth(() => m.depth());

@@ -11,35 +11,35 @@
  *   it, on a side-effect-free view of the store (src/store/dry-run-store.ts), and the two are
  *   compared the same way.
  *
- * Comparisons wait in a bounded queue (`legacy.shadow.queue` jobs, and MAX_QUEUED_BYTES in all),
- * kept here on the event loop: a job that does not fit is dropped and counted at once. They run
- * on the shadow thread (shadow-thread.ts, `performance.shadowThread`), `legacy.shadow.concurrency`
- * at a time, at a nice level below the event loop's: the kernel gives that thread the cores'
- * idle time and, under load, about `legacy.shadow.cpuShare` of a busy core (niceForShare). Under
- * load its jobs wait, the queue fills, and sampled requests are dropped (and counted) for the
- * cost of a counter. All the event loop does per compared request is copy the request and our
- * answer into the batch it posts once per turn.
+ * Comparisons wait in a bounded queue (`legacy.shadow.queue` jobs, and MAX_QUEUED_BYTES in all)
+ * and run `legacy.shadow.concurrency` at a time; a job that does not fit is dropped and counted.
+ * In shadow mode they start in batches (BATCH, or after BATCH_WAIT_MS), sent together.
+ * Shadow work has a CPU budget (src/compat/shadow-budget.ts, `legacy.shadow.cpuShare`): the
+ * event-loop time it costs is measured, and a sampled request is dropped (and counted) while that
+ * time passes the share of the time gone by.
  * Every job ends as one of `same`, `different`, `error` (the old service failed or our own
  * answer could not be computed) or `dropped`, counted by operation and binding from our own
  * dispatch. The last `legacy.shadow.keep` differences are kept in the store, redacted
  * (src/compat/shadow-redaction.ts), for `compat shadow-report`.
  */
 import type { IncomingHttpHeaders } from 'node:http';
-import { Worker } from 'node:worker_threads';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { CompatProfile } from '../contract/compat-profile.js';
 import { SERVICE_PATH } from '../contract/operations.js';
 import { createLegacyForwarder, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder } from '../legacy/legacy-forwarder.js';
+import { createPipelinedForwarder } from '../legacy/pipelined-forwarder.js';
 import type { ShadowStore } from '../store/store.js';
-import type { RawAnswer } from './answer-compare.js';
-import { BATCH_WAIT_MS, createShadowComparer, FORWARD_FAILURE_TEXT, STATEFUL_OPERATIONS, type ComparedJob, type ComparerSettings } from './shadow-comparer.js';
-import { CREDENTIAL_NAMES } from './shadow-redaction.js';
+import { createShadowBudget, type ShadowBudget } from './shadow-budget.js';
+import { compareAnswers, sameWithoutNormalising, unifiedDiff, type AnswerSide, type RawAnswer, type RenderedAnswer } from './answer-compare.js';
+import { createFingerprinter, CREDENTIAL_NAMES, redactRequest } from './shadow-redaction.js';
 import type { FrontOutcome, ShadowOutcome } from './shadow-outcomes.js';
-import type { FromThread, ThreadData, ThreadJob, ToThread } from './shadow-thread.js';
 
 export { SHADOW_OUTCOMES, type FrontOutcome, type ShadowOutcome } from './shadow-outcomes.js';
 export { relayedHeaders } from './relayed-headers.js';
-export { BATCH, BATCH_WAIT_MS, SHADOW_CONNECTIONS, STATEFUL_OPERATIONS } from './shadow-comparer.js';
+
+/** Operations that change state in the old service: ValidateUser(JSON) issue a token, GetUserLoginURL a ticket. */
+export const STATEFUL_OPERATIONS: readonly string[] = ['ValidateUser', 'ValidateUserJSON', 'GetUserLoginURL'];
 
 /** The configuration's `legacy` settings these modes read (src/config/legacy-settings.ts). */
 export interface MirrorSettings {
@@ -57,7 +57,7 @@ export interface MirrorSettings {
     /** Shadow mode only: whether requests that change state in the old service are sent to it too. */
     readonly stateful: boolean;
     readonly maxResponseBytes: number;
-    /** Share of a busy core the shadow thread gets (niceForShare); 1: the event loop's priority. */
+    /** Share of the event loop shadow work may use (shadow-budget.ts); 1: no limit. */
     readonly cpuShare: number;
   };
 }
@@ -86,7 +86,6 @@ export interface LegacyMirror {
    * Is this request compared? Sampling at `legacy.shadow.rate`; when we `served` it (shadow),
    * also the stateful rule: unless `legacy.shadow.stateful`, only requests that cannot change
    * state in the old service (a known read-only operation, documentation) are sent to it.
-   * A sampled request the queue has no room for is dropped (and counted) here.
    */
   sample(operation: string | null, binding: string, served: boolean): boolean;
   /** Front mode: does the old service answer this request? */
@@ -97,13 +96,13 @@ export interface LegacyMirror {
   forward(request: MirroredRequest, operation: string | null, binding: string): Promise<ForwardResult>;
   /** Queues a comparison; dropped (and counted) when the queue is full. Never throws. */
   submit(job: ShadowJob): void;
-  /** Resolves once nothing is queued or running, and every difference found is kept (tests, shutdown). */
+  /** Resolves once nothing is queued or running (tests, shutdown). */
   idle(): Promise<void>;
-  /** Comparisons submitted and not yet ended. */
+  /** Comparisons waiting now. */
   depth(): number;
-  /** CPU seconds the comparisons have taken: the shadow thread's busy time (with the thread off, their timed stretches). */
+  /** CPU seconds charged to shadow work so far (the budget's count). */
   cpuSeconds(): number;
-  /** Stops taking jobs, waits for the running ones (at most the timeout), closes the sockets and the thread. */
+  /** Stops taking jobs, waits for the running ones (at most the timeout), closes the sockets. */
   close(): Promise<void>;
 }
 
@@ -121,11 +120,8 @@ export interface MirrorOptions {
   readonly ca?: string | Buffer;
   /** For tests: the sampling draw (default Math.random). */
   readonly random?: () => number;
-  /**
-   * The comparisons on the shadow thread, at a lower CPU priority (shadow-thread.ts); false: on
-   * the event loop, with no CPU limit but the queue's (`performance.shadowThread`, the off switch).
-   */
-  readonly thread?: boolean;
+  /** For tests: the CPU budget (default: `legacy.shadow.cpuShare` of a 1 s window, on the event loop's clock). */
+  readonly budget?: ShadowBudget;
   /**
    * Shadow mode's exchanges on undici, pipelined (src/legacy/pipelined-forwarder.ts);
    * false: node:http, a socket per exchange (`performance.shadowPipelining`, the off switch).
@@ -138,70 +134,52 @@ export interface MirrorOptions {
    */
   readonly byteCompare?: boolean;
   /**
-   * Shadow mode's exchanges started in batches (shadow-comparer.ts); false: each as soon as it is
-   * queued (`performance.shadowBatching`, the off switch).
+   * Shadow mode's exchanges started in batches: sampled jobs are gathered until BATCH wait or the
+   * oldest has waited BATCH_WAIT_MS, then started in one turn (and sent in one write per
+   * connection); false: each as soon as it is queued (`performance.shadowBatching`, the off switch).
    */
   readonly batching?: boolean;
   /** For tests: how long the first job of a batch waits for the others (default BATCH_WAIT_MS). */
   readonly batchWaitMs?: number;
 }
 
+/** Exchanges started in one turn of the event loop at most: a burst of jobs is spread over turns. */
+const STARTS_PER_TURN = 16;
+/**
+ * Jobs gathered before a batch starts, and the longest the first of them waits for the others.
+ * An exchange alone costs its own write to the old service, its own read of the answer and the
+ * turns of the event loop they wake: batched, these are shared (bench/shadow-cost.mjs).
+ */
+export const BATCH = STARTS_PER_TURN;
+export const BATCH_WAIT_MS = 20;
 /** All queued comparisons together hold at most this many bytes of requests and answers. */
 export const MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 /** Front mode: exchanges with the old service at a time; one more is answered 503 at once. */
 export const FRONT_MAX_IN_FLIGHT = 256;
-/** The shadow thread's heap at most (MiB): the queue's bytes, the answers in flight and the comparisons' garbage fit well under it. */
-const THREAD_HEAP_MIB = 256;
-/** After the shadow thread died, the earliest a new one starts (ms). */
-const THREAD_RESTART_MS = 1000;
+/** Shadow mode, pipelined: connections to the old service at most (`legacy.shadow.concurrency` exchanges spread over them). */
+export const SHADOW_CONNECTIONS = 4;
+/** A kept answer or diff is cut to this many characters (the report is for reading). */
+const KEPT_TEXT_CHARS = 16 * 1024;
+/** Longest time a diff of a kept difference may take (a hostile answer must not hold the event loop). */
+const DIFF_TIMEOUT_MS = 50;
 /** The headers that decide an ASMX answer, passed on to the old service. */
 const FORWARDED_HEADERS = ['content-type', 'soapaction', 'authorization', 'cookie'];
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
-/**
- * The CFS weights of nice 0 to 19 (kernel/sched/core.c sched_prio_to_weight): a thread of weight
- * w beside one of nice 0 wanting the same core gets w / (1024 + w) of it.
- */
-const NICE_WEIGHTS = [1024, 820, 655, 526, 423, 335, 272, 215, 172, 137, 110, 87, 70, 56, 45, 36, 29, 23, 18, 15];
-
-/** How many nice levels below the event loop's give the shadow thread at most `share` of a busy core (0.03: 16; 1: 0). */
-export function niceForShare(share: number): number {
-  if (share >= 0.5) return 0;
-  const n = NICE_WEIGHTS.findIndex((w) => w / (1024 + w) <= share);
-  return n === -1 ? NICE_WEIGHTS.length - 1 : n;
+function cut(text: string): string {
+  return text.length <= KEPT_TEXT_CHARS ? text : `${text.slice(0, KEPT_TEXT_CHARS)}... (${text.length} characters in all)`;
 }
 
-/** Where the comparisons run: the shadow thread, or (thread off) this event loop. */
-interface ComparerLink {
-  post(jobs: ThreadJob[]): void;
-  idle(): Promise<void>;
-  close(timeoutMs: number): Promise<void>;
-  busyMs(): number;
-}
-
-/** The shadow thread's file: from the TypeScript sources (tests), the build of the same file (test/global-setup.ts makes it). */
-function threadFile(): URL {
-  return import.meta.url.endsWith('.ts') ? new URL('../../dist/compat/shadow-thread.js', import.meta.url) : new URL('./shadow-thread.js', import.meta.url);
-}
-
-/** A copy of bytes in an ArrayBuffer of their own (a Buffer may be a view of a shared pool, which structured clone would copy whole): transferred, not copied again. */
-function ownBytes(bytes: Uint8Array, transfer: ArrayBuffer[]): Uint8Array {
-  const copy = new Uint8Array(bytes);
-  transfer.push(copy.buffer);
-  return copy;
-}
-
-function portable(job: ComparedJob, transfer: ArrayBuffer[]): ComparedJob {
-  const answer = (a: RawAnswer): RawAnswer => ({ ...a, body: ownBytes(a.body, transfer) as Buffer });
-  return {
-    ...job,
-    request: { ...job.request, body: ownBytes(job.request.body, transfer) },
-    ours: job.ours === null ? null : answer(job.ours),
-    ...(job.legacy?.kind === 'answer' && { legacy: { kind: 'answer', answer: answer(job.legacy.answer) } }),
-  };
-}
+const FAILURE_TEXT: Readonly<Record<ForwardFailure, string>> = {
+  timeout: 'no complete answer in time',
+  'too-large': 'an answer over the size limit',
+  connection: 'connection failed',
+  tls: 'TLS failed',
+  busy: 'too many exchanges in flight',
+  unsendable: 'the request cannot be sent',
+};
 
 export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   const { settings, logger } = options;
@@ -210,212 +188,203 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
   const random = options.random ?? Math.random;
   const fronts = new Set(settings.frontOperations);
   const stateful = new Set(STATEFUL_OPERATIONS);
-  // Front mode's own exchanges, whose answers clients receive, stay here on node:http.
-  const frontForwarder: LegacyForwarder | null = settings.mode === 'front'
-    ? createLegacyForwarder({ url: settings.url, timeoutMs: settings.timeoutMs, maxResponseBytes: s.maxResponseBytes, maxInFlight: FRONT_MAX_IN_FLIGHT, ...(options.ca !== undefined && { ca: options.ca }) })
-    : null;
+  const common = { url: settings.url, timeoutMs: settings.timeoutMs, maxResponseBytes: s.maxResponseBytes, ...(options.ca !== undefined && { ca: options.ca }) };
+  const budget = options.budget ?? createShadowBudget({ share: s.cpuShare });
+  const pipelining = options.pipelining ?? true;
+  // Two pools: the background comparisons never take a socket a client of front mode waits for.
+  // Front mode's, whose answers clients receive, stays on node:http.
+  const shadowForwarder: LegacyForwarder = pipelining
+    ? createPipelinedForwarder({ ...common, maxInFlight: s.concurrency, connections: SHADOW_CONNECTIONS, onWork: (ms) => budget.charge(ms) })
+    : createLegacyForwarder({ ...common, maxInFlight: s.concurrency });
+  const byteCompare = options.byteCompare ?? true;
+  // Front mode's jobs send nothing (the old service's answer came with them): started at once.
+  const batching = (options.batching ?? true) && settings.mode === 'serve';
+  const batchWaitMs = options.batchWaitMs ?? BATCH_WAIT_MS;
+  const frontForwarder: LegacyForwarder | null = settings.mode === 'front' ? createLegacyForwarder({ ...common, maxInFlight: FRONT_MAX_IN_FLIGHT }) : null;
+  const legacySide: AnswerSide = { url: legacyUrl, path: legacyUrl.pathname };
 
   // Names that carry credentials: the usual parameters and the profile's JSON inputs.
   const jsonInputs = [options.profile.json.validateUser.inputs, options.profile.json.validateUserToken.inputs];
   const userNames = options.profile.json.validateUser.inputs.names;
   const tokenNames = options.profile.json.validateUserToken.inputs.names;
-  const credentialNames = [...new Set([...CREDENTIAL_NAMES, userNames.login ?? 'login', userNames.password ?? 'password', tokenNames.token ?? 'token'].map((n) => n.toLowerCase()))];
+  const credentialNames = new Set([...CREDENTIAL_NAMES, userNames.login ?? 'login', userNames.password ?? 'password', tokenNames.token ?? 'token'].map((n) => n.toLowerCase()));
   // The JSON operations may read their inputs from headers: those are passed on too.
   const forwarded = [...new Set([...FORWARDED_HEADERS, ...jsonInputs.filter((i) => i.sources.includes('header')).flatMap((i) => Object.values(i.names).map((n) => String(n).toLowerCase()))])];
+  const fingerprint = createFingerprinter(options.fingerprintKey);
 
-  const comparerSettings: ComparerSettings = {
-    url: settings.url, timeoutMs: settings.timeoutMs, mode: settings.mode, concurrency: s.concurrency, maxResponseBytes: s.maxResponseBytes,
-    fingerprintKey: options.fingerprintKey, credentialNames, ...(options.ca !== undefined && { ca: options.ca }),
-    pipelining: options.pipelining ?? true, byteCompare: options.byteCompare ?? true, batching: options.batching ?? true, batchWaitMs: options.batchWaitMs ?? BATCH_WAIT_MS,
-  };
-
-  /** Jobs submitted and not yet ended: what the outcome is counted as, and the bytes they hold. */
-  const inFlight = new Map<number, { operation: string | null; binding: string; bytes: number }>();
-  let nextId = 0;
+  const queue: Array<{ job: ShadowJob; bytes: number }> = [];
   let queuedBytes = 0;
+  let running = 0;
+  let pumpScheduled = false;
+  /** Batching: the wait of the first job queued for a batch to fill, or null. */
+  let batchTimer: NodeJS.Timeout | null = null;
   let closed = false;
-  /** Jobs waiting for our answer (front mode), and differences being written to the store. */
-  const pending = new Set<Promise<unknown>>();
-  /** Jobs for the comparer, posted together once per turn. */
-  let outbox: ThreadJob[] = [];
-  let flushScheduled = false;
+  let idleWaiters: Array<() => void> = [];
+  let lastFailure: ForwardFailure | null = null;
 
-  const count = (outcome: ShadowOutcome, job: { operation: string | null; binding: string }): void => options.onResult?.(outcome, job.operation, job.binding);
+  const count = (outcome: ShadowOutcome, job: Pick<ShadowJob, 'operation' | 'binding'>): void => options.onResult?.(outcome, job.operation, job.binding);
 
-  function ended(id: number, outcome: ShadowOutcome): void {
-    const job = inFlight.get(id);
-    if (job === undefined) return;
-    inFlight.delete(id);
-    queuedBytes -= job.bytes;
-    count(outcome, job);
+  /** Charges the shadow work since `started` (a performance.now() reading) to the budget. */
+  const charge = (started: number): void => budget.charge(performance.now() - started);
+
+  /** Logs when the old service stops or starts answering (once per change, not per request). */
+  function noteExchange(result: ForwardResult, mode: string): void {
+    const failure = result.kind === 'failed' ? result.reason : null;
+    if (failure === lastFailure) return;
+    if (failure === null) logger?.info({ mode }, 'legacy service answers again');
+    else logger?.warn({ mode, reason: failure }, `legacy service: ${FAILURE_TEXT[failure]}`);
+    lastFailure = failure;
   }
 
-  function keep(difference: Parameters<ShadowStore['insertShadowDifference']>[0]): void {
-    const inserting = options.store.insertShadowDifference(difference, s.keep).catch((error: unknown) => {
+  function settleIdle(): void {
+    if (queue.length > 0 || running > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  async function keepDifference(job: ShadowJob, legacy: RenderedAnswer, ours: RenderedAnswer): Promise<void> {
+    // Charged up to the store's call: its wait for the database is not the event loop's work.
+    const started = performance.now();
+    const redaction = redactRequest(job.request, credentialNames, fingerprint);
+    const shown = (a: RenderedAnswer): RenderedAnswer => ({ status: a.status, headers: a.headers.map((h) => redaction.scrub(h)), body: redaction.scrub(a.body) });
+    const [l, o] = [shown(legacy), shown(ours)];
+    const diff = unifiedDiff(l, o, DIFF_TIMEOUT_MS);
+    const json = (a: RenderedAnswer): string => JSON.stringify({ status: a.status, headers: a.headers, body: cut(a.body) });
+    try {
+      const inserting = options.store.insertShadowDifference({
+        at: new Date(), mode: job.mode, operation: job.operation, binding: job.binding,
+        requestJson: JSON.stringify({ ...redaction.request, body: cut(redaction.request.body) }),
+        legacyJson: json(l), oursJson: json(o), diff: cut(diff),
+      }, s.keep);
+      charge(started);
+      await inserting;
+    } catch (error) {
       // Counted as different all the same; the database's own message carries no request data.
       logger?.warn({ err: { name: (error as Error).name, message: (error as Error).message } }, 'shadow: a difference could not be kept');
-    });
-    pending.add(inserting);
-    void inserting.finally(() => pending.delete(inserting));
-  }
-
-  function log(level: 'info' | 'warn' | 'error', fields: Record<string, unknown>, message: string): void {
-    logger?.[level](fields, message);
-  }
-
-  const link: ComparerLink = options.thread ?? true ? threadLink() : inlineLink();
-
-  /** The comparer on this event loop (the thread switched off). */
-  function inlineLink(): ComparerLink {
-    const ids = new Map<ComparedJob, number>();
-    let busy = 0;
-    const comparer = createShadowComparer(comparerSettings, {
-      result(outcome, job) {
-        const id = ids.get(job);
-        ids.delete(job);
-        if (id !== undefined) ended(id, outcome);
-      },
-      difference: keep,
-      log,
-      work: (ms) => {
-        busy += ms;
-      },
-    });
-    return {
-      post(jobs) {
-        for (const { id, job } of jobs) {
-          ids.set(job, id);
-          comparer.submit(job);
-        }
-      },
-      idle: () => comparer.idle(),
-      close: (timeoutMs) => comparer.close(timeoutMs),
-      busyMs: () => busy,
-    };
-  }
-
-  /** The comparer on the shadow thread, started at the first job and again after it died. */
-  function threadLink(): ComparerLink {
-    let worker: Worker | null = null;
-    let busy = 0;
-    let diedAt = -Infinity;
-    let nextWait = 0;
-    const waiting = new Map<number, () => void>();
-    let closing: (() => void) | null = null;
-
-    function died(reason: string): void {
-      worker = null;
-      diedAt = Date.now();
-      log('error', { reason }, 'shadow: the comparison thread stopped; its comparisons count as errors');
-      for (const id of [...inFlight.keys()]) ended(id, 'error');
-      for (const w of waiting.values()) w();
-      waiting.clear();
-      closing?.();
     }
+  }
 
-    function started(): Worker | null {
-      if (worker !== null) return worker;
-      if (closed || Date.now() - diedAt < THREAD_RESTART_MS) return null;
-      const data: ThreadData = { settings: comparerSettings, niceBelow: niceForShare(s.cpuShare) };
-      const w = new Worker(threadFile(), { workerData: data, resourceLimits: { maxOldGenerationSizeMb: THREAD_HEAP_MIB }, stdout: false, stderr: false });
-      // An idle thread never keeps the process alive.
-      w.unref();
-      w.on('message', (message: FromThread) => {
-        if (message.kind === 'report') {
-          busy = message.busyMs;
-          for (const [id, outcome] of message.results) ended(id, outcome);
-        } else if (message.kind === 'difference') keep(message.difference);
-        else if (message.kind === 'log') log(message.level, message.fields, message.message);
-        else if (message.kind === 'idle') {
-          waiting.get(message.id)?.();
-          waiting.delete(message.id);
-        } else closing?.();
-      });
-      // Its error carries no request data: a thread's own failure (out of memory, a bug).
-      w.on('error', (error) => died(error.name === 'Error' ? error.message : error.name));
-      w.on('exit', (code) => {
-        if (worker === w) died(`exit code ${code}`);
-      });
-      worker = w;
-      return w;
+  // Full comparisons (and the differences they find: redaction, a diff of up to DIFF_TIMEOUT_MS)
+  // run one per turn of the event loop: answers arrive many per read, and a burst of them must
+  // not hold the clients' requests back.
+  const slowLane: Array<() => void> = [];
+  function nextSlow(): void {
+    slowLane.shift()?.();
+    if (slowLane.length > 0) setImmediate(nextSlow);
+  }
+  function inSlowLane(): Promise<void> {
+    return new Promise<void>((resolve) => {
+      slowLane.push(resolve);
+      if (slowLane.length === 1) setImmediate(nextSlow);
+    });
+  }
+
+  // Each stretch of shadow work between two awaits is timed and charged to the budget (the
+  // pipelined client charges its own sending and reading).
+  async function run(job: ShadowJob): Promise<void> {
+    let legacy = job.legacy;
+    if (legacy === undefined) {
+      // A read-only operation (or documentation) changes nothing in the old service: pipelined, and
+      // sent again if its connection closes before the answer; the others never twice.
+      const idempotent = job.operation === null ? job.binding === 'doc' : !stateful.has(job.operation);
+      const sending = performance.now();
+      const exchange = shadowForwarder.forward({ ...job.request, idempotent });
+      if (!pipelining) charge(sending);
+      legacy = await exchange;
+      noteExchange(legacy, 'shadow');
     }
+    const ours = await job.ours;
+    let started = performance.now();
+    if (legacy.kind !== 'answer' || ours === null) {
+      count('error', job);
+      return charge(started);
+    }
+    const oursSide: AnswerSide = { url: { origin: job.oursOrigin, host: job.oursOrigin.replace(/^[a-z]+:\/\//, '') }, path: job.oursPath };
+    if (byteCompare && sameWithoutNormalising(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined)) {
+      count('same', job);
+      return charge(started);
+    }
+    charge(started);
+    await inSlowLane();
+    started = performance.now();
+    const compared = compareAnswers(legacy.answer, ours, [legacySide, oursSide], job.operation ?? undefined);
+    count(compared.same ? 'same' : 'different', job);
+    charge(started);
+    if (compared.same) return;
+    // Redaction and the diff in a turn of their own.
+    await inSlowLane();
+    await keepDifference(job, compared.legacy, compared.ours);
+  }
 
-    return {
-      post(jobs) {
-        const w = started();
-        if (w === null) {
-          for (const { id } of jobs) ended(id, 'error');
-          return;
-        }
-        const transfer: ArrayBuffer[] = [];
-        const message: ToThread = { kind: 'jobs', jobs: jobs.map(({ id, job }) => ({ id, job: portable(job, transfer) })) };
-        w.postMessage(message, transfer);
-      },
-      idle() {
-        if (worker === null) return Promise.resolve();
-        const w = worker;
-        return new Promise<void>((resolve) => {
-          const id = nextWait++;
-          waiting.set(id, resolve);
-          w.postMessage({ kind: 'idle', id } satisfies ToThread);
+  /**
+   * Starts what is queued, up to the concurrency. Batching (shadow mode): a batch starts once
+   * BATCH jobs wait, or the first has waited BATCH_WAIT_MS (`now`), or everything is being
+   * drained (`idle`, close); otherwise the wait is armed.
+   */
+  function pump(now = false): void {
+    if (batching && !now && queue.length < BATCH && !closed && idleWaiters.length === 0) {
+      if (queue.length > 0 && batchTimer === null) {
+        batchTimer = setTimeout(() => {
+          batchTimer = null;
+          pump(true);
+        }, batchWaitMs);
+        batchTimer.unref();
+      }
+      return;
+    }
+    if (batchTimer !== null) {
+      clearTimeout(batchTimer);
+      batchTimer = null;
+    }
+    let started = 0;
+    while (running < s.concurrency && queue.length > 0) {
+      if (++started > STARTS_PER_TURN) {
+        schedulePump(true);
+        return;
+      }
+      const next = queue.shift();
+      if (next === undefined) break;
+      queuedBytes -= next.bytes;
+      running += 1;
+      run(next.job)
+        .catch((error: unknown) => {
+          count('error', next.job);
+          logger?.error({ err: error }, 'shadow: comparison failed');
+        })
+        .finally(() => {
+          running -= 1;
+          // A place is free: a full batch waiting starts now, a partial one keeps its wait.
+          pump();
+          settleIdle();
         });
-      },
-      async close(timeoutMs) {
-        const w = worker;
-        if (w === null) return;
-        await Promise.race([
-          new Promise<void>((resolve) => {
-            closing = resolve;
-            w.postMessage({ kind: 'close', timeoutMs } satisfies ToThread);
-          }),
-          new Promise((resolve) => setTimeout(resolve, timeoutMs + 500).unref()),
-        ]);
-        worker = null;
-        await w.terminate();
-      },
-      busyMs: () => busy,
-    };
-  }
-
-  function flush(): void {
-    flushScheduled = false;
-    if (outbox.length === 0) return;
-    const jobs = outbox;
-    outbox = [];
-    link.post(jobs);
-  }
-
-  function enqueue(id: number, job: ComparedJob): void {
-    outbox.push({ id, job });
-    // Not in this turn: the client's answer is written first, and the turn's jobs go together.
-    if (!flushScheduled) {
-      flushScheduled = true;
-      setImmediate(flush);
     }
   }
 
-  /** Front mode: logs when the old service stops or starts answering (once per change, not per request). */
-  let lastFrontFailure: ForwardFailure | null = null;
-  function noteFront(result: ForwardResult): void {
-    const failure = result.kind === 'failed' ? result.reason : null;
-    if (failure === lastFrontFailure) return;
-    if (failure === null) logger?.info({ mode: 'front' }, 'legacy service answers again');
-    else logger?.warn({ mode: 'front', reason: failure }, `legacy service: ${FORWARD_FAILURE_TEXT[failure]}`);
-    lastFrontFailure = failure;
+  /** Not in this turn: the client's answer is flushed before any work of ours starts. */
+  function schedulePump(now = false): void {
+    if (pumpScheduled) return;
+    pumpScheduled = true;
+    setImmediate(() => {
+      pumpScheduled = false;
+      pump(now);
+    });
   }
 
   return {
     mode: settings.mode,
     sample(operation, binding, served) {
+      // Every request answered counts: the budget learns what the clients' requests cost.
+      budget.served();
       if (s.rate <= 0 || binding === 'none' || closed) return false;
       if (served && !s.stateful) {
         // Only what cannot change state in the old service: a known read-only operation, or documentation.
         if (operation === null ? binding !== 'doc' : stateful.has(operation)) return false;
       }
       if (s.rate < 1 && random() >= s.rate) return false;
-      // Sampled, but the comparisons are behind (the thread has the cores' leftovers only): not
-      // compared (and, in front mode, our own answer not even computed).
-      if (inFlight.size >= s.queue) {
+      // Sampled, but shadow work has used its share of the event loop: not compared (and, in
+      // front mode, our own answer not even computed).
+      if (!budget.admit()) {
         count('dropped', { operation, binding });
         return false;
       }
@@ -436,51 +405,42 @@ export function createLegacyMirror(options: MirrorOptions): LegacyMirror {
       return { method, target, headers: picked, body };
     },
     async forward(request, operation, binding) {
-      if (frontForwarder === null) throw new Error('forward() is for front mode');
-      const result = await frontForwarder.forward(request);
-      noteFront(result);
+      const result = await (frontForwarder ?? shadowForwarder).forward(request);
+      noteExchange(result, 'front');
       options.onFront?.(result.kind === 'answer' ? 'forwarded' : 'unavailable', operation, binding);
       return result;
     },
     submit(job) {
       const oursBytes = 'body' in job.ours ? job.ours.body.byteLength : 0;
       const bytes = job.request.body.byteLength + oursBytes + (job.legacy?.kind === 'answer' ? job.legacy.answer.body.byteLength : 0);
-      if (closed || inFlight.size >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES) {
+      if (closed || queue.length >= s.queue || queuedBytes + bytes > MAX_QUEUED_BYTES) {
         // A job dropped still has our pending answer (front mode): nothing waits on it.
         if (!('body' in job.ours)) job.ours.catch(() => undefined);
         return count('dropped', job);
       }
-      const id = nextId++;
-      inFlight.set(id, { operation: job.operation, binding: job.binding, bytes });
+      queue.push({ job, bytes });
       queuedBytes += bytes;
-      const { ours, ...rest } = job;
-      if ('body' in ours) return enqueue(id, { ...rest, ours });
-      const computing = ours.then(
-        (answer) => enqueue(id, { ...rest, ours: answer }),
-        () => enqueue(id, { ...rest, ours: null }),
-      );
-      pending.add(computing);
-      void computing.finally(() => pending.delete(computing));
+      schedulePump();
     },
-    async idle() {
-      // Our answers still being computed are posted as they come; differences found are kept.
-      for (;;) {
-        await Promise.all([...pending]);
-        flush();
-        await link.idle();
-        if (pending.size === 0 && outbox.length === 0) return;
-      }
+    idle() {
+      return new Promise<void>((resolve) => {
+        idleWaiters.push(resolve);
+        // A batch still gathering starts now rather than at the end of its wait.
+        if (queue.length > 0) schedulePump(true);
+        settleIdle();
+      });
     },
-    depth: () => inFlight.size,
-    cpuSeconds: () => link.busyMs() / 1000,
+    depth: () => queue.length,
+    cpuSeconds: () => budget.spent() / 1000,
     async close() {
       closed = true;
-      await Promise.race([Promise.all([...pending]), new Promise((resolve) => setTimeout(resolve, settings.timeoutMs).unref())]);
-      flush();
-      await link.close(settings.timeoutMs + 100);
-      // What never came back (the thread did not finish in time) ends dropped.
-      for (const id of [...inFlight.keys()]) ended(id, 'dropped');
-      await Promise.all([...pending]);
+      if (batchTimer !== null) clearTimeout(batchTimer);
+      batchTimer = null;
+      for (const { job } of queue.splice(0)) count('dropped', job);
+      queuedBytes = 0;
+      const done = this.idle();
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, settings.timeoutMs + 100).unref())]);
+      shadowForwarder.close();
       frontForwarder?.close();
     },
   };

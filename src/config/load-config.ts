@@ -94,8 +94,6 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shadowPipelining: bool('performance.shadowPipelining', 'SVCAPI_SHADOW_PIPELINING', true),
     shadowByteCompare: bool('performance.shadowByteCompare', 'SVCAPI_SHADOW_BYTE_COMPARE', true),
     shadowBatching: bool('performance.shadowBatching', 'SVCAPI_SHADOW_BATCHING', true),
-    // Shadow and front modes' comparisons on a thread of their own at a lower CPU priority (compat/shadow-thread.ts).
-    shadowThread: bool('performance.shadowThread', 'SVCAPI_SHADOW_THREAD', true),
     groupCommit: bool('performance.groupCommit', 'SVCAPI_GROUP_COMMIT', true),
     // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
     // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.

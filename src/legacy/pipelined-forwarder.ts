@@ -36,8 +36,8 @@
  * request with `Expect: 100-continue`, which we never send).
  *
  * `onWork` is told the event-loop time this client spends: sending (forward()) and reading its
- * sockets (parsing, the answers' callbacks): the comparisons' CPU time when they run on the
- * event loop (src/compat/shadow.ts, `performance.shadowThread` off).
+ * sockets (parsing, the answers' callbacks), for shadow mode's CPU budget
+ * (src/compat/shadow-budget.ts).
  *
  * Trouble is reported by kind only, as in legacy-forwarder.ts.
  */

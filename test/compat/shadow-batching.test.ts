@@ -1,5 +1,5 @@
 /**
- * Shadow mode's batches (src/compat/shadow-comparer.ts BATCH, BATCH_WAIT_MS; the pipelined client's cork
+ * Shadow mode's batches (src/compat/shadow.ts BATCH, BATCH_WAIT_MS; the pipelined client's cork
  * per turn, src/legacy/pipelined-forwarder.ts): sampled jobs are gathered and their requests go
  * out together, in one write per connection, rather than one write (and one answer to read, and
  * the turns of the event loop they wake) each. Counts only: the socket's writes, and how many
@@ -49,15 +49,11 @@ async function standin(): Promise<Standin> {
   };
 }
 
-/**
- * A mirror whose batches wait as long as a test may take: only a full batch, or idle(), starts one.
- * Its comparer runs on this event loop (`thread: false`; the shadow thread runs the same
- * shadow-comparer.ts), so that its socket writes can be counted here.
- */
+/** A mirror whose batches wait as long as a test may take: only a full batch, or idle(), starts one. */
 function mirrorOf(url: string, batching: boolean, counted: ShadowOutcome[]): LegacyMirror {
   return createLegacyMirror({
     settings: { url, timeoutMs: 5000, mode: 'serve', frontOperations: [], shadow: { rate: 1, queue: 256, concurrency: 64, keep: 10, stateful: false, maxResponseBytes: 65536, cpuShare: 1 } },
-    profile: DEFAULT_COMPAT_PROFILE, store: { insertShadowDifference: () => Promise.resolve() }, fingerprintKey: 'test-key', batching, batchWaitMs: 60_000, thread: false,
+    profile: DEFAULT_COMPAT_PROFILE, store: { insertShadowDifference: () => Promise.resolve() }, fingerprintKey: 'test-key', batching, batchWaitMs: 60_000,
     onResult: (outcome) => counted.push(outcome),
   });
 }

@@ -13,8 +13,8 @@ import { pino, type Logger } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load-config.js';
 import { createMetrics } from '../../src/ops/metrics.js';
-import { readdirSync, readFileSync } from 'node:fs';
-import { createLegacyMirror, niceForShare, type LegacyMirror, type MirrorSettings, type ShadowOutcome } from '../../src/compat/shadow.js';
+import { createLegacyMirror, type LegacyMirror, type MirrorSettings, type ShadowOutcome } from '../../src/compat/shadow.js';
+import { createShadowBudget, type ShadowBudget } from '../../src/compat/shadow-budget.js';
 import type { CompatProfile } from '../../src/contract/compat-profile.js';
 import { DEFAULT_COMPAT_PROFILE } from '../../src/contract/compat-profile.js';
 import type { Store } from '../../src/store/store.js';
@@ -51,14 +51,18 @@ function settings(url: string, overrides: Overrides = {}): MirrorSettings {
 }
 
 interface Observers {
+  /**
+   * Default: the real one with `legacy.shadow.cpuShare` 1, no limit: it measures the event
+   * loop's time, which a busy machine stretches, so a lower share would drop some of a test's
+   * comparisons (test/compat/shadow-budget.test.ts is where the budget is tested).
+   */
+  readonly budget?: ShadowBudget;
   readonly logger?: Logger;
   readonly onResult?: (outcome: ShadowOutcome, operation: string | null, binding: string) => void;
   readonly onFront?: (outcome: 'forwarded' | 'unavailable', operation: string | null, binding: string) => void;
   /** The fast paths' off switches (performance.shadowPipelining, performance.shadowByteCompare). */
   readonly pipelining?: boolean;
   readonly byteCompare?: boolean;
-  /** performance.shadowThread: false, the comparisons on the event loop. */
-  readonly thread?: boolean;
 }
 
 async function harness(legacyUrl: string, profile: CompatProfile | undefined, overrides: Overrides = {}, observe?: Observers): Promise<Harness> {
@@ -73,7 +77,7 @@ async function harness(legacyUrl: string, profile: CompatProfile | undefined, ov
     mirror: (store: Store) => {
       mirror = createLegacyMirror({
         settings: settings(legacyUrl, overrides), profile: profile ?? DEFAULT_COMPAT_PROFILE, store, fingerprintKey: 'test-key',
-        ...(observe?.thread !== undefined && { thread: observe.thread }),
+        ...(observe?.budget !== undefined && { budget: observe.budget }),
         ...(observe?.logger !== undefined && { logger: observe.logger }),
         ...(observe?.pipelining !== undefined && { pipelining: observe.pipelining }),
         ...(observe?.byteCompare !== undefined && { byteCompare: observe.byteCompare }),
@@ -121,7 +125,7 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
   afterAll(() => standin.close());
 
   for (const fast of [true, false]) it(`with the right profile: read-only requests on every binding are the same; stateful ones are not sent${fast ? '' : ' (node:http, full comparisons)'}`, async () => {
-    h = await harness(standin.url, STANDIN_PROFILE, {}, { pipelining: fast, byteCompare: fast, thread: fast });
+    h = await harness(standin.url, STANDIN_PROFILE, {}, { pipelining: fast, byteCompare: fast });
     for (const b of BINDINGS) {
       await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN });
       await h.send(b, 'ValidateUser', { login, password, AppId: 2, IPAddress: '' });
@@ -159,8 +163,7 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
     expect(answer.body).toContain('<ValidateUserResult />');
     await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
     await h.mirror.idle();
-    // In the order the comparisons end (a difference takes longer: a full comparison and a diff).
-    expect(outcomes(h).sort()).toEqual(['ValidateUser soap11 different', 'ValidateUserToken http-get same']);
+    expect(outcomes(h)).toEqual(['ValidateUser soap11 different', 'ValidateUserToken http-get same']);
     const kept = await h.stack.store.listShadowDifferences(10);
     expect(kept).toHaveLength(1);
     expect(kept[0]).toMatchObject({ mode: 'shadow', operation: 'ValidateUser', binding: 'soap11' });
@@ -180,43 +183,52 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
     await scripted.close();
   });
 
-  // The kernel shares a busy core by nice level (kernel/sched/core.c sched_prio_to_weight): the
-  // thread's level is what keeps the comparisons to legacy.shadow.cpuShare under load.
-  it('legacy.shadow.cpuShare is the nice level of the comparisons\' thread: 0.03 (the default) is 16 below the service', () => {
-    expect(loadConfig({ env: {} }).legacy.shadow.cpuShare).toBe(0.03);
-    expect([1, 0.5, 0.1, 0.03, 0.01, 0.001].map(niceForShare)).toEqual([0, 0, 10, 16, 19, 19]);
+  it('comparisons keep to their CPU share: past it they are dropped (and counted), then resume as the window moves on', async () => {
+    let now = 0;
+    const budget = createShadowBudget({ share: 0.08, now: () => now });
+    h = await harness(standin.url, STANDIN_PROFILE, {}, { budget });
+    // As if shadow work had just taken 100 ms of the last second.
+    budget.charge(100);
+    await h.send('soap11', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    now += 1000;
+    await h.send('soap12', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+    await h.mirror.idle();
+    expect(outcomes(h)).toEqual(['ValidateUserToken soap11 dropped', 'ValidateUserToken soap12 same']);
+    expect(standin.requests).toHaveLength(1);
+    // The comparison's own work was measured and charged.
+    expect(budget.spent()).toBeGreaterThan(100);
   });
 
-  it.runIf(process.platform === 'linux')('the comparisons run on a thread of their own at that nice level; the event loop keeps its own', async () => {
-    const niceOf = (tid: string): number | null => {
-      try {
-        // /proc/<pid>/task/<tid>/stat: after the command name in parentheses, nice is the 17th field.
-        const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'latin1');
-        return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
-      } catch {
-        return null;
-      }
-    };
-    const before = new Set(readdirSync('/proc/self/task'));
-    h = await harness(standin.url, STANDIN_PROFILE, { shadow: { cpuShare: 0.03 }, timeoutMs: 10_000 });
+  // The budget meters the event loop's busy time, which counts a wait for a core as busy: on a
+  // machine loaded by other work this process is not at light load, and the budget rightly drops
+  // (shadow-budget.ts). Retried so that a passing burst of someone else's load does not fail it.
+  it('at light load every sampled request is compared with the default share: none dropped, the work measured', { retry: 2 }, async () => {
+    // legacy.shadow.cpuShare's default, on the process's CPU clock.
+    const real = createShadowBudget({ share: loadConfig({ env: {} }).legacy.shadow.cpuShare });
+    const charges: number[] = [];
+    const budget: ShadowBudget = { admit: () => real.admit(), served: () => real.served(), spent: () => real.spent(), charge: (ms) => (charges.push(ms), real.charge(ms)) };
+    h = await harness(standin.url, STANDIN_PROFILE, {}, { budget });
+    // Light load: a request every 20 ms or so (the client, the stand-in and the test share this
+    // process's CPU clock with us: back to back, they would keep it busy).
+    const pause = (ms = 20): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+    // The first exchanges of a process cost tens of milliseconds each (code compiled on first
+    // use), the bucket's whole second of share: one first, then time to pay it back.
     await h.send('soap11', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
     await h.mirror.idle();
-    expect(outcomes(h)).toEqual(['ValidateUserToken soap11 same']);
-    const base = niceOf(String(process.pid));
-    const added = readdirSync('/proc/self/task').filter((t) => !before.has(t)).map(niceOf);
-    expect(added).toContain((base ?? 0) + 16);
-    expect(niceOf(String(process.pid))).toBe(base);
-    // Its busy time is the comparisons' CPU (svcapi_auth_shadow_cpu_seconds_total).
-    expect(h.mirror.cpuSeconds()).toBeGreaterThan(0);
-  });
-
-  it('at light load every sampled request is compared with the default share: none dropped', async () => {
-    h = await harness(standin.url, STANDIN_PROFILE, { shadow: { cpuShare: loadConfig({ env: {} }).legacy.shadow.cpuShare }, timeoutMs: 10_000 });
+    await pause(1000);
+    h.counted.length = 0;
+    charges.length = 0;
     for (let round = 0; round < 3; round++) {
-      for (const b of BINDINGS) await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+      for (const b of BINDINGS) {
+        await h.send(b, 'ValidateUserToken', { token: UNKNOWN_TOKEN });
+        await pause();
+      }
       await h.mirror.idle();
     }
     expect(h.counted.map((c) => c.outcome)).toEqual(Array.from({ length: 3 * BINDINGS.length }, () => 'same'));
+    // Sending and reading (the client), comparing (here): more than one charge per exchange.
+    expect(charges.length).toBeGreaterThan(3 * BINDINGS.length);
+    expect(real.spent()).toBeGreaterThan(0);
   });
 
   it('a slow old service never delays the client; past legacy.timeoutMs the comparison is an error', async () => {

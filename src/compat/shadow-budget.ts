@@ -1,0 +1,189 @@
+/**
+ * Shadow mode's CPU budget: a new shadow exchange is admitted only while the event-loop time
+ * shadow work has cost stays within its allowance of the time gone by: `share`
+ * (`legacy.shadow.cpuShare`) when the clients keep the event loop busy, more at light load. The
+ * clients' requests then keep at least 1 − share of the event loop whatever the load: at
+ * saturation the throughput lost to shadowing is about `share`; at light load every sampled
+ * request is compared.
+ *
+ * What shadow work costs is measured on the event loop's busy time, not only around the stretches
+ * of it that can be timed. Timing those stretches (sending, reading the old service's answers,
+ * comparing, keeping a difference) missed as much again or more: the system time of the socket
+ * reads before the read callback runs, the promise plumbing between the stretches, garbage
+ * collection, and the turns of the event loop an answer wakes, in which the clients' requests
+ * are handled in smaller and dearer batches (bench/shadow-cost.mjs measured 2.5–4.5× the timed
+ * time). So time is cut into slices of about SLICE_MS, and for each the event loop's busy time
+ * (performance.eventLoopUtilization: all but its waits for I/O, whether running, in a system
+ * call, collecting garbage, or waiting for a core another process has) and the clients' requests
+ * answered in it are counted:
+ *
+ * - a slice without shadow work teaches what a request costs: busy time per request over the
+ *   last few thousand requests of such slices;
+ * - a slice with shadow work is charged its busy time less what its requests cost by that
+ *   measure. Until a few requests have been seen in slices without shadow work, a slice with some
+ *   is charged whole (at light load, where every request may be compared, that is well within
+ *   the allowance below; under load the budget refuses sooner, and such slices come).
+ *
+ * Slices end only in admit(), which runs as a client's request has been answered: a slice with
+ * a timed stretch also holds the untimed work after it (the promises it settled run before the
+ * next request is answered). Shadow mode starts its exchanges in batches (shadow.ts), so its
+ * work comes in a few slices among many without any.
+ *
+ * The allowance: `share` of the time, or, while the clients' requests (the busy time less shadow
+ * work's, over the last second or so) take less than LIGHT_LOAD of it, what they leave of
+ * LIGHT_LOAD. Shadow work at light load runs in time the event loop would have spent waiting; as
+ * the load grows the allowance shrinks to `share`. Busy time counts a wait for a core as busy:
+ * a process short of CPU (another process, a container's quota) is not taken for lightly loaded.
+ *
+ * A token bucket: it fills at the allowance, up to `share` of the window (`windowMs`, 1 s), and
+ * each charge empties it (it may go below zero: a slice is charged once it is over, a timed
+ * stretch as soon as it ends). A full bucket lets a burst after a quiet spell through whole; at
+ * saturation the admissions come evenly, one as soon as the bucket is above zero again, rather
+ * than a second's share at once (which would hold the clients back for that long).
+ */
+import { performance } from 'node:perf_hooks';
+
+export interface ShadowBudget {
+  /** May a new shadow exchange start now? */
+  admit(): boolean;
+  /** A client's request was answered (what the event loop's time is shared with). */
+  served(): void;
+  /** A stretch of shadow work took this many milliseconds (timed around it, on the event loop). */
+  charge(ms: number): void;
+  /** Milliseconds charged in all (for the metric, tests and reports). */
+  spent(): number;
+}
+
+export interface ShadowBudgetOptions {
+  /** Share of the event loop shadow work may use under load, 0 to 1; 1: no limit (nothing admitted is refused). */
+  readonly share: number;
+  /** The burst allowed after a quiet spell is `share` of this (default 1000 ms). */
+  readonly windowMs?: number;
+  /** For tests: the clock in milliseconds (default performance.now). */
+  readonly now?: () => number;
+  /**
+   * For tests: the event loop's busy time so far, in milliseconds (default: the active time of
+   * performance.eventLoopUtilization). Without it but with `now`, only the timed stretches are
+   * charged and the allowance is `share`.
+   */
+  readonly busy?: () => number;
+  /** For tests: the length of a slice (default SLICE_MS). */
+  readonly sliceMs?: number;
+}
+
+/**
+ * Length of a slice (ms): short against the gaps between shadow mode's batches, so that most
+ * slices have no shadow work and those that have hold few client requests besides.
+ */
+export const SLICE_MS = 1;
+/**
+ * Below this share of the time taken by the clients' requests, shadow work may use what they
+ * leave of it (and `share` above): half of an idle event loop is lent, the other half stays idle.
+ */
+export const LIGHT_LOAD = 0.5;
+/** A request's cost is learnt over about this many requests of slices without shadow work (the sums halve past twice this). */
+const BASELINE_REQUESTS = 4096;
+/** Requests seen in slices without shadow work before their cost is used. */
+const MIN_BASELINE_REQUESTS = 16;
+/** The clients' load is averaged over about this long (ms). */
+const RATE_MS = 1000;
+
+/** The event loop's busy time so far, in milliseconds: all but its waits for I/O. */
+function loopBusyMs(): number {
+  return performance.eventLoopUtilization().active;
+}
+
+export function createShadowBudget(options: ShadowBudgetOptions): ShadowBudget {
+  const { share } = options;
+  const now = options.now ?? ((): number => performance.now());
+  const busy = options.busy ?? (options.now === undefined ? loopBusyMs : null);
+  const capacity = share * (options.windowMs ?? 1000);
+  const sliceMs = options.sliceMs ?? SLICE_MS;
+  let tokens = capacity;
+  let last = now();
+  let spent = 0;
+
+  // The slice under way: when it began, the busy time then, the requests answered and the shadow
+  // work timed since.
+  let sliceStart = last;
+  let sliceBusy = busy?.() ?? 0;
+  let sliceRequests = 0;
+  let sliceTimed = 0;
+  let sliceShadow = false;
+  // Slices without shadow work: busy time and requests, halved as they grow (recent ones weigh more).
+  let plainBusy = 0;
+  let plainRequests = 0;
+  // The share of the time the clients' requests took (busy time less shadow work's, per
+  // millisecond), averaged over about RATE_MS (over what there is, at first), and how long.
+  let load = 0;
+  let loadMs = 0;
+
+  /** Busy milliseconds a client's request costs, once learnt. */
+  const perRequest = (): number | null => (plainRequests >= MIN_BASELINE_REQUESTS ? plainBusy / plainRequests : null);
+
+  function take(ms: number): void {
+    spent += ms;
+    tokens -= ms;
+  }
+
+  function refill(t: number): void {
+    const allowance = busy === null || loadMs === 0 ? share : Math.max(share, LIGHT_LOAD - load);
+    tokens = Math.min(capacity, tokens + allowance * (t - last));
+    last = t;
+  }
+
+  /** Ends the slice under way if it is over, charging it or learning from it. */
+  function roll(t: number): void {
+    const length = t - sliceStart;
+    if (length < sliceMs) return;
+    if (busy !== null) {
+      const b = busy();
+      const used = b - sliceBusy;
+      sliceBusy = b;
+      let shadow = 0;
+      if (sliceShadow) {
+        // Its requests at what a request costs without shadow work (until that is known, the
+        // whole slice is shadow work's: the budget then refuses sooner, and slices without
+        // shadow work come).
+        shadow = Math.max(0, used - (perRequest() ?? 0) * sliceRequests);
+        // The timed stretches were taken as they ended: the rest now (or back, what they overcounted).
+        take(shadow - sliceTimed);
+      } else if (sliceRequests > 0) {
+        plainBusy += used;
+        plainRequests += sliceRequests;
+        if (plainRequests > 2 * BASELINE_REQUESTS) {
+          plainBusy /= 2;
+          plainRequests /= 2;
+        }
+      }
+      loadMs += length;
+      load += ((used - shadow) / length - load) * Math.min(1, length / Math.min(loadMs, RATE_MS));
+    }
+    sliceStart = t;
+    sliceRequests = 0;
+    sliceTimed = 0;
+    sliceShadow = false;
+  }
+
+  return {
+    admit() {
+      const t = now();
+      // Slices end here too (share 1 included: what shadow work costs is still measured).
+      roll(t);
+      if (share >= 1) return true;
+      refill(t);
+      return tokens > 0;
+    },
+    served() {
+      sliceRequests += 1;
+    },
+    charge(ms) {
+      // The stretch ran in the slice under way, and what follows it untimed (the promises it
+      // settled) too: slices end only in admit(), when a client's request has been answered.
+      sliceShadow = true;
+      sliceTimed += ms;
+      take(ms);
+    },
+    spent: () => spent,
+  };
+}
