@@ -85,7 +85,7 @@ export function readLegacySettings(layers: SettingLayers): LegacySettings {
     keep: setting('shadow.keep', 'SVCAPI_LEGACY_SHADOW_KEEP', 100, 1, 100_000),
     stateful: boolean(layers.read('legacy.shadow.stateful', 'SVCAPI_LEGACY_SHADOW_STATEFUL'), false),
     maxResponseBytes: setting('shadow.maxResponseBytes', 'SVCAPI_LEGACY_SHADOW_MAX_RESPONSE_BYTES', 1_048_576, 1024, 64 * 1_048_576),
-    cpuShare: fraction(layers.read('legacy.shadow.cpuShare', 'SVCAPI_LEGACY_SHADOW_CPU_SHARE'), 0.03),
+    cpuShare: fraction(layers.read('legacy.shadow.cpuShare', 'SVCAPI_LEGACY_SHADOW_CPU_SHARE'), 0),
   };
 
   return {

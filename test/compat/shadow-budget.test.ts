@@ -8,7 +8,7 @@
  * admits everything. Counts and simulated time only: nothing here depends on the machine's speed.
  */
 import { describe, expect, it } from 'vitest';
-import { createShadowBudget, LIGHT_LOAD } from '../../src/compat/shadow-budget.js';
+import { createShadowBudget, LIGHT_LOAD, MIN_BURST } from '../../src/compat/shadow-budget.js';
 
 interface Simulated {
   readonly admitted: number;
@@ -123,12 +123,25 @@ describe('the shadow CPU budget', () => {
     expect(r.steadyAdmitted / expected).toBeLessThan(1.05);
   });
 
-  it('at light load every request is admitted, even when comparing them all costs more than the share', () => {
+  it('share 0 (the default): at saturation nothing is compared once the first burst is spent', () => {
+    const r = simulate({ share: 0, requests: 300_000, requestMs: 0.03, timedMs: 0.02, untimedMs: 0.03 });
+    expect(r.steadyMs).toBeGreaterThan(5000);
+    expect(r.steadyAdmitted).toBe(0);
+    // Only at the start: the bucket's first burst (MIN_BURST of a window, as charged) before the
+    // first utilisation window has passed, under 1% of the ~9 s run.
+    expect(r.shadowTotal).toBeGreaterThan(0);
+    expect(r.shadowTotal).toBeLessThanOrEqual(MIN_BURST * 1000 * 1.2);
+    expect(r.shadowTotal).toBeLessThan(0.01 * 300_000 * 0.03);
+  });
+
+  it('at light load every request is admitted, even when comparing them all costs more than the share (0 included)', () => {
     // 1000 requests a second, 60 µs of shadow work each: 6% of the time (4% timed), over a share of 3%.
-    for (const batch of [1, 16]) {
-      const r = simulate({ share: 0.03, requests: 20_000, requestMs: 0.03, timedMs: 0.04, untimedMs: 0.02, idleMs: 0.97, batch });
-      expect(r.dropped).toBe(0);
-      expect(r.admitted).toBe(20_000);
+    for (const share of [0, 0.03]) {
+      for (const batch of [1, 16]) {
+        const r = simulate({ share, requests: 20_000, requestMs: 0.03, timedMs: 0.04, untimedMs: 0.02, idleMs: 0.97, batch });
+        expect(r.dropped).toBe(0);
+        expect(r.admitted).toBe(20_000);
+      }
     }
   });
 
