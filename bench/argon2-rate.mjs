@@ -13,6 +13,7 @@ import process from 'node:process';
 import { URL } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import argon2 from 'argon2';
+import { argValue } from './lib/args.mjs';
 
 if (!isMainThread) {
   const { hash, password, deadline } = workerData;
@@ -23,14 +24,10 @@ if (!isMainThread) {
   }
   parentPort.postMessage(count);
 } else {
-  const arg = (name, fallback) => {
-    const i = process.argv.indexOf(name);
-    return i === -1 ? fallback : process.argv[i + 1];
-  };
-  const threads = Number(arg('--threads', String(availableParallelism())));
-  const seconds = Number(arg('--seconds', '5'));
-  const password = process.env[arg('--password-env', 'BENCH_ARGON2_PASSWORD')] ?? 'bench-password';
-  const hash = arg('--hash', null) ?? await argon2.hash(password, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
+  const threads = Number(argValue('--threads', String(availableParallelism())));
+  const seconds = Number(argValue('--seconds', '5'));
+  const password = process.env[argValue('--password-env', 'BENCH_ARGON2_PASSWORD')] ?? 'bench-password';
+  const hash = argValue('--hash', null) ?? await argon2.hash(password, { type: argon2.argon2id, memoryCost: 19456, timeCost: 2, parallelism: 1 });
   // Warm up once (the first call loads the module's native code into each thread).
   await argon2.verify(hash, password);
   const cpuBefore = process.cpuUsage();

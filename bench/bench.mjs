@@ -35,6 +35,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, run, sampleRss, treeCpu, treeHwmMb, treeLoopCpu, waitIdle } from './lib/proc.mjs';
@@ -55,20 +56,14 @@ function parseArgs(argv) {
     runs: 3, durationS: 5, warmupS: 1, connections: [16, 64], only: null, pg: 'auto', client: null,
     cli: join(ROOT, 'dist', 'cli', 'main.js'), noPin: false, write: true, keep: false,
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  readArgs(argv, (a, next, peek) => {
     if (a === '--quick') Object.assign(o, { runs: 1, durationS: 3, warmupS: 1 });
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
     else if (a === '--warmup') o.warmupS = Number(next());
     else if (a === '--connections') o.connections = next().split(',').map(Number);
     else if (a === '--only') o.only = next().split(',').map((s) => s.trim()).filter(Boolean);
-    else if (a === '--pg') o.pg = argv[i + 1] !== undefined && /^postgres(ql)?:\/\//.test(argv[i + 1]) ? next() : DEFAULT_PG_URL;
+    else if (a === '--pg') o.pg = peek() !== undefined && /^postgres(ql)?:\/\//.test(peek()) ? next() : DEFAULT_PG_URL;
     else if (a === '--no-pg') o.pg = null;
     else if (a === '--client') o.client = next();
     else if (a === '--cli') o.cli = resolve(next());
@@ -78,8 +73,8 @@ function parseArgs(argv) {
     else if (a === '--help' || a === '-h') {
       process.stdout.write(`${readHeader()}\n`);
       process.exit(0);
-    } else throw new Error(`unknown argument ${a} (see --help)`);
-  }
+    } else return false;
+  }, { unknownHint: ' (see --help)' });
   if (!(o.runs >= 1) || !(o.durationS > 0) || o.connections.some((c) => !(c >= 1))) throw new Error('bad --runs / --duration / --connections');
   return o;
 }

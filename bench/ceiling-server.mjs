@@ -11,13 +11,10 @@
 import { createServer } from 'node:http';
 import { Buffer } from 'node:buffer';
 import process from 'node:process';
+import { argValue } from './lib/args.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i === -1 ? fallback : process.argv[i + 1];
-};
-const host = arg('--host', '127.0.0.1');
-const port = Number(arg('--port', '0'));
+const host = argValue('--host', '127.0.0.1');
+const port = Number(argValue('--port', '0'));
 
 const BODY = Buffer.from(
   '<?xml version="1.0" encoding="utf-8"?><soap:Envelope xmlns:soap="http://schemas.xmlsoap.org/soap/envelope/" ' +

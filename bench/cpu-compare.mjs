@@ -22,6 +22,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { envOf, readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, treeCpu, treeLoopCpu, waitIdle } from './lib/proc.mjs';
@@ -36,25 +37,18 @@ const ALL = ['vut-soap11', 'vut-soap12', 'vut-get', 'vut-post', 'whatsnew-10', '
 
 function parseArgs(argv) {
   const o = { variants: [], only: ALL, connections: [16, 64], runs: 3, durationS: 5, warmupS: 1, refs: true };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => argv[++i];
+  readArgs(argv, (a, next) => {
     if (a === '--variant') {
       const [name, cli, envText] = next().split(':');
-      const env = {};
-      for (const pair of (envText ?? '').split(',').filter((p) => p !== '')) {
-        const at = pair.indexOf('=');
-        env[pair.slice(0, at)] = pair.slice(at + 1);
-      }
-      o.variants.push({ name, cli: resolve(cli), env });
+      o.variants.push({ name, cli: resolve(cli), env: envOf((envText ?? '').split(','), a) });
     } else if (a === '--only') o.only = next().split(',');
     else if (a === '--connections') o.connections = next().split(',').map(Number);
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
     else if (a === '--warmup') o.warmupS = Number(next());
     else if (a === '--no-refs') o.refs = false;
-    else throw new Error(`unknown argument ${a}`);
-  }
+    else return false;
+  });
   if (o.variants.length === 0) o.variants.push({ name: 'dist', cli: join(ROOT, 'dist', 'cli', 'main.js'), env: {} });
   for (const v of o.variants) if (!existsSync(v.cli)) throw new Error(`${v.cli} does not exist`);
   for (const s of o.only) if (!ALL.includes(s)) throw new Error(`unknown scenario ${s} (${ALL.join(' ')})`);

@@ -24,6 +24,7 @@ import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { clearInterval, setInterval } from 'node:timers';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { keyValue, readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, killAll, processTree, statusKb, treeCpu, waitIdle } from './lib/proc.mjs';
@@ -35,19 +36,11 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArgs(argv) {
   const o = { durationS: 10, env: {}, args: [], nodeArgs: [], only: null, pin: false, deployed: false, dump: false, cli: join(ROOT, 'dist', 'cli', 'main.js') };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  readArgs(argv, (a, next) => {
     if (a === '--duration') o.durationS = Number(next());
     else if (a === '--env') {
-      const kv = next();
-      const eq = kv.indexOf('=');
-      if (eq <= 0) throw new Error(`--env wants KEY=VALUE, not ${kv}`);
-      o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
+      const [key, value] = keyValue(next(), a);
+      o.env[key] = value;
     } else if (a === '--args') o.args.push(...next().split(' ').filter(Boolean));
     else if (a === '--cli') o.cli = resolve(next());
     else if (a === '--dump') o.dump = true;
@@ -55,8 +48,8 @@ function parseArgs(argv) {
     else if (a === '--only') o.only = next().split(',');
     else if (a === '--pin') o.pin = true;
     else if (a === '--deployed') o.deployed = true;
-    else throw new Error(`unknown argument ${a}`);
-  }
+    else return false;
+  });
   return o;
 }
 

@@ -17,14 +17,11 @@ import { createServer } from 'node:http';
 import process from 'node:process';
 import argon2 from 'argon2';
 import soap from 'soap';
+import { argValue } from './lib/args.mjs';
 
-const arg = (name, fallback) => {
-  const i = process.argv.indexOf(name);
-  return i === -1 ? fallback : process.argv[i + 1];
-};
 const fixture = JSON.parse(readFileSync(process.argv[2], 'utf8'));
-const host = arg('--host', '127.0.0.1');
-const port = Number(arg('--port', '0'));
+const host = argValue('--host', '127.0.0.1');
+const port = Number(argValue('--port', '0'));
 const wsdl = readFileSync(fixture.wsdlFile, 'utf8');
 
 const TICKET_TTL_MS = 120_000;

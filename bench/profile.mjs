@@ -19,6 +19,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { readArgs } from './lib/args.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuLayout, killAll, loadAverage, machineInfo } from './lib/proc.mjs';
 import { buildRequest, send, tokenIn } from './lib/requests.mjs';
@@ -31,9 +32,7 @@ const ROOT = resolve(BENCH_DIR, '..');
 
 function parseArgs(argv) {
   const o = { scenario: 'vut-soap11', seconds: 10, connections: 64, top: 30, cli: join(ROOT, 'dist', 'cli', 'main.js'), keep: false, write: true, target: 'svcapi', logLevel: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => argv[++i];
+  readArgs(argv, (a, next) => {
     if (a === '--scenario') o.scenario = next();
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--connections') o.connections = Number(next());
@@ -43,8 +42,8 @@ function parseArgs(argv) {
     else if (a === '--no-write') o.write = false;
     else if (a === '--target') o.target = next();
     else if (a === '--log-level') o.logLevel = next();
-    else throw new Error(`unknown argument ${a}`);
-  }
+    else return false;
+  });
   return o;
 }
 

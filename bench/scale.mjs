@@ -44,6 +44,7 @@ import { clearInterval, setInterval, setTimeout } from 'node:timers';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
 import Database from 'better-sqlite3';
 import pg from 'pg';
+import { keyValue, readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, processTree, treeCpu } from './lib/proc.mjs';
@@ -80,9 +81,7 @@ function parseArgs(argv) {
     runs: 3, durationS: 5, connections: [64], dir: null, prepareOnly: false, purgeWindows: 12,
     cli: join(ROOT, 'dist', 'cli', 'main.js'), client: null, noPin: false, write: true, env: {},
   };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => argv[++i];
+  readArgs(argv, (a, next) => {
     if (a === '--users') o.users = Number(next());
     else if (a === '--tokens') o.tokens = Number(next());
     else if (a === '--hot') o.hot = Number(next());
@@ -102,10 +101,10 @@ function parseArgs(argv) {
     else if (a === '--no-pin') o.noPin = true;
     else if (a === '--no-write') o.write = false;
     else if (a === '--env') {
-      const [k, ...v] = next().split('=');
-      o.env[k] = v.join('=');
-    } else throw new Error(`unknown argument ${a}`);
-  }
+      const [key, value] = keyValue(next(), a);
+      o.env[key] = value;
+    } else return false;
+  });
   for (const s of o.stores) if (s !== 'sqlite' && s !== 'pg') throw new Error(`--stores: unknown store ${s}`);
   o.hot = Math.min(o.hot, o.tokens);
   o.fleet = Math.min(o.fleet, o.tokens);

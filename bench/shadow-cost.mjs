@@ -29,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { envOf, readArgs } from './lib/args.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, run, treeCpu, waitIdle } from './lib/proc.mjs';
 import { buildRequest, send, tokenIn } from './lib/requests.mjs';
@@ -42,13 +43,7 @@ const RUNNER = join(BENCH_DIR, 'autocannon-runner.mjs');
 
 function parseArgs(argv) {
   const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), variants: [], cpuProf: null, legacyNice: 0, client: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  readArgs(argv, (a, next) => {
     if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
     else if (a === '--rate') o.rate = Number(next());
@@ -57,15 +52,15 @@ function parseArgs(argv) {
     else if (a === '--cli') o.cli = resolve(next());
     else if (a === '--variant') {
       const [name, ...settings] = next().split(/[:,]/);
-      o.variants.push({ name, env: Object.fromEntries(settings.filter((kv) => kv !== '').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) });
+      o.variants.push({ name, env: envOf(settings, a) });
     } else if (a === '--cpu-prof') o.cpuProf = resolve(next());
     else if (a === '--legacy-nice') o.legacyNice = Number(next());
     else if (a === '--client') o.client = next();
     else if (a === '--help' || a === '-h') {
       process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R|0] [--saturate] [--connections 16,64] [--cli PATH] [--variant NAME:K=V,K=V]... [--legacy-nice N] [--cpu-prof DIR] [--client wrk|autocannon]\n');
       process.exit(0);
-    } else throw new Error(`unknown argument ${a}`);
-  }
+    } else return false;
+  });
   if (o.variants.length === 0) o.variants.push({ name: 'shadowed', env: {} });
   return o;
 }

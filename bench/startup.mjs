@@ -19,6 +19,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { keyValue, readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { clockTicksPerSecond, killAll, processTree } from './lib/proc.mjs';
 import { seedService } from './lib/seed.mjs';
@@ -28,32 +29,23 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 function parseArgs(argv) {
   const o = { clis: [], withs: [], runs: 10, args: [], env: {}, db: null };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  readArgs(argv, (a, next) => {
     if (a === '--cli') {
       o.clis.push(resolve(next()));
       o.withs.push({});
     } else if (a === '--with') {
       const kv = next();
-      const eq = kv.indexOf('=');
-      if (eq <= 0 || o.withs.length === 0) throw new Error(`--with KEY=VALUE follows a --cli, not ${kv}`);
-      o.withs[o.withs.length - 1][kv.slice(0, eq)] = kv.slice(eq + 1);
-    }
-    else if (a === '--runs') o.runs = Number(next());
+      if (o.withs.length === 0) throw new Error(`--with KEY=VALUE follows a --cli, not ${kv}`);
+      const [key, value] = keyValue(kv, a);
+      o.withs[o.withs.length - 1][key] = value;
+    } else if (a === '--runs') o.runs = Number(next());
     else if (a === '--args') o.args.push(...next().split(' ').filter(Boolean));
     else if (a === '--pg') o.db = next();
     else if (a === '--env') {
-      const kv = next();
-      const eq = kv.indexOf('=');
-      if (eq <= 0) throw new Error(`--env wants KEY=VALUE, not ${kv}`);
-      o.env[kv.slice(0, eq)] = kv.slice(eq + 1);
-    } else throw new Error(`unknown argument ${a}`);
-  }
+      const [key, value] = keyValue(next(), a);
+      o.env[key] = value;
+    } else return false;
+  });
   if (o.clis.length === 0) {
     o.clis.push(join(ROOT, 'dist', 'cli', 'main.js'));
     o.withs.push({});

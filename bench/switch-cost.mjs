@@ -25,6 +25,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath, pathToFileURL, URL } from 'node:url';
+import { envOf, readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { clockTicksPerSecond, cpuDelta, cpuLayout, killAll, loadAverage, processTree, treeCpu, waitIdle } from './lib/proc.mjs';
@@ -39,17 +40,11 @@ const PLACEHOLDER = '__TOKEN__';
 
 function parseArgs(argv) {
   const o = { variants: [], only: ['whatsnew-10', 'whatsnew-100'], runs: 5, durationS: 5, connections: 16, cli: join(ROOT, 'dist', 'cli', 'main.js'), pg: null, fleet: 100_000 };
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    const next = () => {
-      const v = argv[++i];
-      if (v === undefined) throw new Error(`${a} needs a value`);
-      return v;
-    };
+  readArgs(argv, (a, next) => {
     if (a === '--variant') {
       const [label, ...settings] = next().split(/[:,]/);
       const [name, cli = null] = label.split('@');
-      o.variants.push({ name, cli: cli === null ? null : resolve(cli), env: Object.fromEntries(settings.filter((kv) => kv !== '').map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)])) });
+      o.variants.push({ name, cli: cli === null ? null : resolve(cli), env: envOf(settings, a) });
     } else if (a === '--only') o.only = next().split(',');
     else if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
@@ -60,8 +55,8 @@ function parseArgs(argv) {
     else if (a === '--help' || a === '-h') {
       process.stdout.write('usage: node bench/switch-cost.mjs [--variant NAME:K=V,K=V]... [--only whatsnew-10,whatsnew-100,vut-soap11] [--runs N] [--duration S] [--connections N] [--cli PATH] [--pg URL] [--fleet N]\n');
       process.exit(0);
-    } else throw new Error(`unknown argument ${a}`);
-  }
+    } else return false;
+  });
   if (o.variants.length === 0) o.variants.push({ name: 'on', cli: null, env: {} }, { name: 'off', cli: null, env: { SVCAPI_TABLE_MEMO: 'false' } });
   return o;
 }

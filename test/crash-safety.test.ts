@@ -4,65 +4,27 @@
  * real kill -9. With group commit (performance.groupCommit, on by default) the rows of many
  * requests share one commit: every answer sent before the kill still names a stored row.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { killAll, requireDist, runCliProcess, startServer } from './support/server-process.js';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'dist', 'cli', 'main.js');
-const children: ChildProcess[] = [];
-
-interface Server {
-  readonly child: ChildProcess;
-  readonly url: string;
-  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function startServer(dbUrl: string, env: NodeJS.ProcessEnv = {}): Promise<Server> {
-  const child = spawn(process.execPath, [bin, 'serve', '--port', '0', '--db', dbUrl, '--log-level', 'warn'], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env },
-  });
-  children.push(child);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    let err = '';
-    child.stderr?.on('data', (chunk: Buffer) => {
-      err += chunk.toString();
-    });
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const m = /^Service: (http:\/\/\S+)$/m.exec(out);
-      if (m?.[1]) resolve({ child, url: m[1], exited });
-    });
-    void exited.then(({ code }) => reject(new Error(`server exited (${code}) before listening:\n${out}\n${err}`)));
-  });
-}
-
-function cli(args: string[], input = ''): { status: number | null; output: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: root, input, encoding: 'utf8' });
-  return { status: r.status, output: `${r.stdout}${r.stderr}` };
-}
-
-afterEach(() => {
-  for (const child of children.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-});
+// The shared helper's servers (test/support/server-process.ts) have no drain delay on SIGTERM:
+// the graceful stop at the end of each test exits at once instead of serving 5 s more.
+afterEach(killAll);
 
 describe('crash safety', () => {
   it('a token returned by ValidateUser is still valid after kill -9 and restart', async () => {
-    const build = inject('distBuild');
-    if (!build.ok) throw new Error(`building dist/ failed, cannot start a server:\n${build.output}`);
+    requireDist();
 
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-crash-'));
     try {
       const db = `sqlite:${join(dir, 'data', 'auth.db')}`;
-      const first = await startServer(db);
+      const first = await startServer(['--db', db]);
 
       // The operator adds a user from another process while the server runs.
-      const added = cli(['user', 'add', 'alice', '--app', '2', '--password-stdin', '--db', db], 'pw\n');
+      const added = await runCliProcess(['user', 'add', 'alice', '--app', '2', '--password-stdin', '--db', db], 'pw\n');
       expect(added.status, added.output).toBe(0);
 
       const tokens: string[] = [];
@@ -81,7 +43,7 @@ describe('crash safety', () => {
       first.child.kill('SIGKILL');
       expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
-      const second = await startServer(db);
+      const second = await startServer(['--db', db]);
       const check = async (token: string): Promise<string> =>
         (await fetch(`${second.url}/ValidateUserToken?token=${encodeURIComponent(token)}`)).text();
       for (const token of tokens) expect(await check(token)).toContain('<boolean xmlns="SVCAPI">true</boolean>');
@@ -95,17 +57,16 @@ describe('crash safety', () => {
   });
 
   it('every ticket and token answered before kill -9 is there after restart, with 32 clients asking at once (group commit)', async () => {
-    const build = inject('distBuild');
-    if (!build.ok) throw new Error(`building dist/ failed, cannot start a server:\n${build.output}`);
+    requireDist();
 
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-crash-'));
     try {
       const db = `sqlite:${join(dir, 'data', 'auth.db')}`;
       // Brute-force counters off: every login of this test comes from one address.
       const env = { SVCAPI_BRUTE_FORCE_ENABLED: 'false', SVCAPI_GROUP_COMMIT: 'true' };
-      const first = await startServer(db, env);
+      const first = await startServer(['--db', db], env);
       for (const args of [['user', 'add', 'alice', '--app', '2', '--password-stdin'], ['app', 'set', '2', '--login-url', 'https://gps.example/login']]) {
-        const r = cli([...args, '--db', db], 'pw\n');
+        const r = await runCliProcess([...args, '--db', db], 'pw\n');
         expect(r.status, r.output).toBe(0);
       }
       const login = async (): Promise<string | null> => {
@@ -150,7 +111,7 @@ describe('crash safety', () => {
       expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
       expect(tickets).toHaveLength(300);
 
-      const second = await startServer(db, env);
+      const second = await startServer(['--db', db], env);
       const check = async (token: string): Promise<string> =>
         (await fetch(`${second.url}/ValidateUserToken?token=${encodeURIComponent(token)}`)).text();
       // A ticket answers true once (single use): each answered one was stored and never used.

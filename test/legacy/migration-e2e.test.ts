@@ -48,7 +48,8 @@ const USERS: Record<string, [string, string]> = {
 };
 
 beforeAll(async () => {
-  app = await startApp();
+  // Production's argon2id parameters: the upgraded hashes must be current for `serve` too.
+  app = await startApp({ hasher: createPasswordHasher() });
   db = `sqlite:${app.stack.dbPath}`;
   const header = ['UserName', 'Password', 'PasswordFormat', 'PasswordSalt', 'IsApproved', 'IsLockedOut'];
   const membership = join(dir, 'membership.csv');

@@ -1,6 +1,5 @@
 /** Helpers shared by the legacy-migration tests. */
 import { readFileSync } from 'node:fs';
-import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
 import { runCliCaptured, type RunResult } from '../support/run-cli.js';
 export type { RunResult };
 
@@ -20,8 +19,7 @@ export function vector<T extends { case: string }>(list: readonly T[], pick: (v:
   return found;
 }
 
-/** The service's hasher with small argon2 parameters (dummy verifications and new hashes), for speed. */
-export const fastHasher = (): ReturnType<typeof createPasswordHasher> => createPasswordHasher({ argon2: { memoryCost: 1024, timeCost: 1, parallelism: 1 } });
+export { fastHasher } from '../support/fast-hasher.js';
 
 /** A CSV field, quoted as PowerShell's Export-Csv writes every field. */
 export function csvField(value: string): string {

@@ -1,17 +1,18 @@
 /**
  * Test harness: the real stack (SQLite store, argon2id hasher, domain services, HTTP app) on a
- * temporary database, either for `app.inject()` (no socket) or listening on 127.0.0.1.
+ * temporary database, either for `app.inject()` (no socket) or listening on 127.0.0.1. The
+ * hasher has small argon2id parameters unless the test gives its own (fast-hasher.ts).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildApp } from '../../src/http/app.js';
+import { fastHasher } from './fast-hasher.js';
 import { injectable, type InjectableApp } from './inject.js';
 import { createAdminService, type AdminService } from '../../src/domain/admin-service.js';
 import type { AuthEvents } from '../../src/domain/auth-events.js';
 import type { AuthService } from '../../src/domain/auth-service.js';
 import type { Clock } from '../../src/domain/clock.js';
-import { createPasswordHasher } from '../../src/domain/composite-password-hasher.js';
 import { createLegacyGuard, legacyAnswerRules, type LegacyAnswerRules, type LegacyAuthenticator, type LegacyGuard } from '../../src/domain/legacy-guard.js';
 import { systemClock } from '../../src/domain/clock.js';
 import { cryptoRandomSource } from '../../src/domain/random-source.js';
@@ -52,7 +53,10 @@ export interface StackOptions {
   readonly legacyRules?: LegacyAnswerRules;
   /** Brute-force protection: the defaults (as `serve` has them) unless given; false turns it off. */
   readonly throttle?: ThrottlePolicy | false;
-  /** The hasher (default: the real composite one), e.g. wrapped by a test to count verifications. */
+  /**
+   * The hasher (default: the real composite one with small argon2id parameters, fast-hasher.ts),
+   * e.g. wrapped by a test to count verifications, or `createPasswordHasher()` for production's.
+   */
   readonly hasher?: PasswordHasher;
   /**
    * A compatibility profile, as `serve --compat FILE` applies it (compatProfileFromJson reads
@@ -79,7 +83,7 @@ export async function createTestStack(options: StackOptions = {}): Promise<TestS
   const dir = mkdtempSync(join(tmpdir(), 'svcapi-auth-test-'));
   const dbPath = options.databaseUrl === undefined ? join(dir, 'test.db') : '';
   const store = await openStore(options.databaseUrl ?? `sqlite:${dbPath}`);
-  const hasher = options.hasher ?? createPasswordHasher();
+  const hasher = options.hasher ?? fastHasher();
   const throttle = options.throttle ?? DEFAULT_THROTTLE_POLICY;
   const legacy = options.legacy === undefined || 'vouch' in options.legacy
     ? options.legacy
