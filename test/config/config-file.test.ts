@@ -102,7 +102,7 @@ describe('config file', () => {
       shutdown: { drainDelayMs: 0, timeoutMs: 1000 },
       housekeeping: { intervalMs: 60000, batchSize: 100, batchBudgetMs: 5, tokenRetentionMs: 3600000 },
       configFile: path,
-      legacy: { url: null, timeoutMs: 3000, allowInsecure: false, tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000, mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0.03 } },
+      legacy: { url: null, timeoutMs: 3000, allowInsecure: false, tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000, mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0 } },
       audit: { retentionDays: 30 },
       tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },

@@ -26,7 +26,7 @@ describe('loadConfig', () => {
       shutdown: { drainDelayMs: 5000, timeoutMs: 30000 },
       housekeeping: { intervalMs: 300000, batchSize: 500, batchBudgetMs: 5, tokenRetentionMs: 86400000 },
       configFile: null,
-      legacy: { url: null, timeoutMs: 3000, allowInsecure: false, tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000, mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0.03 } },
+      legacy: { url: null, timeoutMs: 3000, allowInsecure: false, tokenPassthroughUntil: null, caFile: null, passthroughCacheSeconds: 60, passthroughNegativeCacheSeconds: 10, adoptTokens: false, maxConcurrent: 16, tokenTimeoutMs: 1000, circuitFailures: 5, circuitCooldownMs: 30000, mode: 'serve', frontOperations: [], shadow: { rate: 0, queue: 256, concurrency: 64, keep: 100, stateful: false, maxResponseBytes: 1048576, cpuShare: 0 } },
       audit: { retentionDays: 90 },
       tls: { certFile: null, keyFile: null },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
