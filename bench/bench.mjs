@@ -400,7 +400,7 @@ async function measure(server, load) {
   const result = await load();
   const cpuSeconds = cpuDelta(cpuBefore, treeCpu(server.pid));
   const loopSeconds = cpuDelta(loopBefore, treeLoopCpu(server.pid));
-  const { peakProcessMb, peakTreeMb } = rss.stop();
+  const { peakProcessMb, peakTreeMb, peakAnonMb } = rss.stop();
   return {
     ...result,
     cpuSeconds,
@@ -409,6 +409,7 @@ async function measure(server, load) {
     loopUsPerReq: result.requests > 0 ? (loopSeconds * 1e6) / result.requests : null,
     rssMb: peakProcessMb,
     rssTreeMb: peakTreeMb,
+    rssAnonMb: peakAnonMb,
     loadavg: loadAverage(),
   };
 }
@@ -442,7 +443,7 @@ async function mixedRun(server, OPERATIONS, token, layout, client, tmpDir, o, wa
 
 // --- summary ---
 
-const FIELDS = ['rps', 'okRps', 'p50Ms', 'p90Ms', 'p99Ms', 'maxMs', 'rssMb', 'rssTreeMb', 'cpuUsPerReq', 'loopUsPerReq', 'requests', 'non2xx', 'errors'];
+const FIELDS = ['rps', 'okRps', 'p50Ms', 'p90Ms', 'p99Ms', 'maxMs', 'rssMb', 'rssTreeMb', 'rssAnonMb', 'cpuUsPerReq', 'loopUsPerReq', 'requests', 'non2xx', 'errors'];
 
 function summarise({ o, cells, servers, argonRuns, mixedRuns, machine, layout, client, startedAt, loadStart, loadEnd, throttle, pg }) {
   const rows = cells.map((c) => ({
@@ -566,7 +567,10 @@ function evaluateTargets(results, find) {
   if (scale === null) add('Fleet scale (bench:scale)', null, 'not measured here: npm run bench:scale');
   const svcRows = results.rows.filter((r) => r.role.startsWith('svcapi') && r.median !== null);
   const rssMax = Math.max(0, ...svcRows.map((r) => r.median.rssMb), ...(results.mixed ? [results.mixed.busy.rssMb] : []));
-  add('Peak RSS under load ≤ 150 MB per process', svcRows.length > 0 ? rssMax <= 150 : null, `${fmt(rssMax)} MB at most`);
+  const anonMax = Math.max(0, ...svcRows.map((r) => r.median.rssAnonMb ?? 0), ...(results.mixed ? [results.mixed.busy.rssAnonMb ?? 0] : []));
+  // Decided on the whole RSS; the anonymous part beside it says how much is the process's own
+  // (the rest is file-backed: SQLite's map of a database file that the benchmark's writes grow).
+  add('Peak RSS under load ≤ 150 MB per process', svcRows.length > 0 ? rssMax <= 150 : null, `${fmt(rssMax)} MB at most (anonymous: ${fmt(anonMax)} MB at most; the rest file-backed)`);
   const readies = Object.entries(results.servers).filter(([role]) => role.startsWith('svcapi'));
   add('Ready to serve within 1 s of start', readies.length > 0 ? readies.every(([, s]) => s.readyMs <= 1000) : null,
     readies.map(([, s]) => `${s.label} ${fmtInt(s.readyMs)} ms`).join(', '));
