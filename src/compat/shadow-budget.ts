@@ -37,7 +37,7 @@
  * container's quota) is not taken for lightly loaded. (Counting the clients' share alone, as the
  * busy time less what shadow work was charged, let 15.9% of the requests be compared at 16
  * saturating connections with a share of 0: the charges fall short of what shadow work costs.
- * With the whole busy time, 0.2%: bench/shadow-cost.mjs, 2026-11-28.)
+ * With the whole busy time, 0.6% at 16 and 64: bench/shadow-cost.mjs --saturate, 2026-11-28.)
  *
  * The default share is 0: under load nothing new is compared (the issue's "dropped under load").
  * Any share of a saturated event loop showed in the clients' tail: at 0.03, ValidateUserToken's
