@@ -233,11 +233,17 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const runs = new Counter({ name: `${PREFIX}housekeeping_runs_total`, help: 'Housekeeping runs by task and result (ok, error).', labelNames: ['task', 'result'], registers });
   const lastRun = new Gauge({ name: `${PREFIX}housekeeping_last_success_timestamp_seconds`, help: 'When each housekeeping task last completed (Unix time).', labelNames: ['task'], registers });
 
-  const shadowResults = new Counter({
+  // Counted for every sampled request, a dropped one too (at saturation, nearly every request):
+  // tallied, as the request counters are (tallies.ts), not a prom-client inc() each.
+  const shadowTallies = new CounterTallies<'result' | 'operation' | 'binding'>();
+  new Counter({
     name: `${PREFIX}shadow_total`,
     help: 'Requests compared with the old service (shadow and front modes) by result: same, different (kept for compat shadow-report), error (the old service failed, or our answer could not be computed), dropped (the comparison queue was full, or shadow work had used its legacy.shadow.cpuShare of the event loop); by operation and binding of our dispatch.',
     labelNames: ['result', 'operation', 'binding'],
     registers,
+    collect() {
+      shadowTallies.drainInto(this);
+    },
   });
   const frontResults = new Counter({
     name: `${PREFIX}front_requests_total`,
@@ -245,8 +251,6 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     labelNames: ['result', 'operation', 'binding'],
     registers,
   });
-  // Keys from fixed sets only (outcome, contract operation or null, binding): bounded.
-  const shadowChildren = new Map<string, { inc(): void }>();
   let shadowDepth: () => number = () => 0;
   new Gauge({
     name: `${PREFIX}shadow_queue_depth`,
@@ -315,15 +319,9 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       };
     },
     shadowResult(outcome, operation, binding) {
-      // Counted for every sampled request (a dropped one too): the labelled child is looked up once.
-      const key = `${outcome}|${operation ?? ''}|${binding}`;
-      let child = shadowChildren.get(key);
-      if (child === undefined) {
-        if (!SHADOW_OUTCOMES.includes(outcome)) return;
-        child = shadowResults.labels({ result: outcome, ...labels(operation, binding) });
-        shadowChildren.set(key, child);
-      }
-      child.inc();
+      // The key is made of the caller's values; the labels, from fixed sets, once per key (bounded).
+      if (!SHADOW_OUTCOMES.includes(outcome)) return;
+      shadowTallies.add(`${outcome}|${operation ?? ''}|${binding}`, () => ({ result: outcome, ...labels(operation, binding) }));
     },
     frontResult(outcome, operation, binding) {
       frontResults.inc({ result: outcome === 'forwarded' ? 'forwarded' : 'unavailable', ...labels(operation, binding) });
