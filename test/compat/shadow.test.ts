@@ -252,8 +252,16 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
 
   it('an old service that never answers holds at most legacy.shadow.concurrency sockets; a full queue drops and counts', async () => {
     const sockets = new Set<Socket>();
+    // At each connection accepted, the comparisons ended by then (errors: each a deadline passed).
+    const endedAtAccept: number[] = [];
+    let twoOpen: () => void = () => undefined;
+    const opened = new Promise<void>((resolve) => {
+      twoOpen = resolve;
+    });
     const silent = createServer((socket) => {
       sockets.add(socket);
+      endedAtAccept.push(h?.counted.filter((c) => c.outcome === 'error').length ?? 0);
+      if (sockets.size === 2) twoOpen();
       socket.on('error', () => undefined);
     });
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
@@ -261,12 +269,19 @@ describe('shadow mode (svcapi-auth answers, the old service is asked too)', () =
     try {
       h = await harness(`http://127.0.0.1:${port}/Authentication.asmx`, STANDIN_PROFILE, { timeoutMs: 400, shadow: { concurrency: 2, queue: 3 } });
       for (let i = 0; i < 10; i++) await h.send('http-get', 'ValidateUserToken', { token: UNKNOWN_TOKEN });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(sockets.size).toBeLessThanOrEqual(2);
+      // Two exchanges in flight, one per connection (pipelined-forwarder.ts: a share of
+      // ceil(concurrency / SHADOW_CONNECTIONS) = 1 each).
+      await opened;
       await h.mirror.idle();
       const by = (o: string): number => h?.counted.filter((c) => c.outcome === o).length ?? 0;
       expect(by('dropped')).toBeGreaterThanOrEqual(5);
       expect(by('error')).toBe(10 - by('dropped'));
+      // Never more than the concurrency open: a connection beyond the first two only once as many
+      // exchanges had ended at their deadline (each closes its connection: the old service never
+      // answers). The closes themselves are not watched here: the old one's FIN and the new one's
+      // SYN may reach this side in either order.
+      expect(endedAtAccept.slice(0, 2)).toEqual([0, 0]);
+      endedAtAccept.forEach((ended, i) => expect(i + 1).toBeLessThanOrEqual(2 + ended));
     } finally {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => silent.close(resolve));

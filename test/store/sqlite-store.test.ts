@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -23,6 +23,21 @@ describeStoreContract('SQLite in memory', async () => openStore('sqlite::memory:
 describeStoreContract('SQLite file (WAL)', async () => openStore(`sqlite:${freshFile()}`));
 describeGroupCommitContract('SQLite file (WAL)', () => `sqlite:${freshFile()}`, { groupsEverySmallWrite: true });
 describeGroupCommitContract('SQLite file (WAL), fsync inside COMMIT', () => `sqlite:${freshFile()}`, { groupsEverySmallWrite: true, storeOptions: { sqliteAsyncSync: false } });
+
+/** This process's children that are a background check, or a zombie not yet reaped (Linux /proc). */
+function checkChildren(): string[] {
+  return readdirSync('/proc').filter((pid) => {
+    if (!/^\d+$/.test(pid)) return false;
+    try {
+      // "pid (comm) state ppid ...": the fields after the last ')'.
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const [state, ppid] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return Number(ppid) === process.pid && (state === 'Z' || readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('quick_check'));
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+}
 
 describe('SQLite adapter specifics', () => {
   it('creates the directory, uses WAL, and records the applied migrations', async () => {
@@ -216,9 +231,11 @@ describe('SQLite adapter specifics', () => {
     expect(sound.kind).toBe('sound');
     const results: IntegrityCheckResult[] = [];
     const closed = openSqliteStore({ path, integrityCheck: 'background', onIntegrityCheck: (r) => results.push(r) });
+    // close() resolves once the check's child is gone (killed and reaped, not even a zombie left):
+    // it cannot report anything afterwards.
     await closed.close();
-    await new Promise((resolve) => setTimeout(resolve, 500));
     expect(results).toEqual([]);
+    if (existsSync('/proc/self/stat')) expect(checkChildren()).toEqual([]);
   });
 
   it('reads the revisions with a turn\'s tokens in one read transaction; a lone lookup without one', async () => {

@@ -32,7 +32,13 @@ export type IntegrityCheckResult =
 export interface BackgroundCheck {
   /** Settles once, when the check is over; never rejects. Not at all once stopped. */
   readonly result: Promise<IntegrityCheckResult>;
-  /** Kills the check (the service is stopping). */
+  /**
+   * Settles once the child process is gone (its exit and its pipes closed), however the check
+   * ended; never rejects. What the store's close() awaits after stop(): a store closed leaves no
+   * check running, and nothing is reported after it.
+   */
+  readonly ended: Promise<void>;
+  /** Kills the check (the service is stopping); `ended` settles when the child is gone. */
   stop(): void;
 }
 
@@ -65,6 +71,13 @@ export function startBackgroundCheck(path: string, driver: string): BackgroundCh
   const started = Date.now();
   let stopped = false;
   const child = spawn(process.execPath, ['-e', CHILD_CODE, driver, path], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // 'close' (exit and pipes closed) normally; 'error' alone when the child could not be started.
+  const ended = new Promise<void>((resolve) => {
+    child.once('close', () => resolve());
+    child.once('error', () => {
+      if (child.pid === undefined) resolve();
+    });
+  });
   const result = new Promise<IntegrityCheckResult>((resolve) => {
     let out = '';
     let err = '';
@@ -108,6 +121,7 @@ export function startBackgroundCheck(path: string, driver: string): BackgroundCh
   }
   return {
     result,
+    ended,
     stop() {
       stopped = true;
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
