@@ -51,6 +51,16 @@
  * stretch as soon as it ends). A full bucket lets a burst after a quiet spell through whole; at
  * saturation the admissions come evenly, one as soon as the bucket is above zero again, rather
  * than a second's share at once (which would hold the clients back for that long).
+ *
+ * An exchange's cost arrives well after it is admitted: it waits for its batch (up to
+ * BATCH_WAIT_MS), then for the old service's answer. Charged only then, the bucket stayed full
+ * for that long while the clients' load rose, and every request sampled meanwhile was admitted:
+ * the burst at the start of each saturating benchmark run was hundreds of comparisons, 0.2-0.6%
+ * of the run's requests, all in its first tenth of a second, where they were the clients' p99
+ * (bench/shadow-cost.mjs --saturate, 2026-11-28). So admit() prepays what an exchange costs
+ * (ADMISSION_ESTIMATE_MS), the charges that follow use up what was prepaid first, and what they
+ * leave flows back (PREPAID_RETURN_MS): a burst is at most about the bucket's worth of
+ * exchanges, and over time the bucket pays for what shadow work cost, once.
  */
 import { performance } from 'node:perf_hooks';
 
@@ -92,8 +102,21 @@ export const SLICE_MS = 1;
  * leave of it (and `share` above): half of an idle event loop is lent, the other half stays idle.
  */
 export const LIGHT_LOAD = 0.5;
-/** The bucket holds at least this share of the window (a share of 0 included). */
-export const MIN_BURST = 0.03;
+/**
+ * The bucket holds at least this share of the window (a share of 0 included): at light load, a
+ * batch of exchanges (16 at about 0.1 ms) with room for the first ones' code compiled on first
+ * use; at the onset of saturation, the most shadow work let through at once.
+ */
+export const MIN_BURST = 0.01;
+/** What admit() prepays for an exchange (ms; 66-100 µs measured a comparison, docs/fast-paths.md). */
+export const ADMISSION_ESTIMATE_MS = 0.1;
+/**
+ * What was prepaid and not used up by charges flows back into the bucket with this time
+ * constant (ms): longer than an exchange takes to be charged (a batch's wait and the old
+ * service's answer), so that a burst stays bounded, and short enough that over time the share
+ * is what the exchanges cost, not what was guessed.
+ */
+export const PREPAID_RETURN_MS = 200;
 /** The event loop's busy share is measured over windows this long (ms). */
 export const UTILISATION_MS = 50;
 /** A request's cost is learnt over about this many requests of slices without shadow work (the sums halve past twice this). */
@@ -115,6 +138,8 @@ export function createShadowBudget(options: ShadowBudgetOptions): ShadowBudget {
   let tokens = capacity;
   let last = now();
   let spent = 0;
+  // Prepaid by admit() and not yet used up by charges (or returned).
+  let prepaid = 0;
 
   // The slice under way: when it began, the busy time then, the requests answered and the shadow
   // work timed since.
@@ -137,8 +162,12 @@ export function createShadowBudget(options: ShadowBudgetOptions): ShadowBudget {
 
   function take(ms: number): void {
     spent += ms;
-    tokens -= ms;
+    // What admit() prepaid covers a charge first (a negative one, a slice's overcount, gives back).
+    const covered = ms > 0 ? Math.min(prepaid, ms) : 0;
+    prepaid -= covered;
+    tokens -= ms - covered;
   }
+
 
   function refill(t: number): void {
     if (busy !== null && t - windowStart >= UTILISATION_MS) {
@@ -148,6 +177,11 @@ export function createShadowBudget(options: ShadowBudgetOptions): ShadowBudget {
       windowBusy = b;
     }
     const allowance = utilisation === null ? share : Math.max(share, LIGHT_LOAD - utilisation);
+    if (prepaid > 0) {
+      const back = prepaid * (1 - Math.exp(-(t - last) / PREPAID_RETURN_MS));
+      prepaid -= back;
+      tokens += back;
+    }
     tokens = Math.min(capacity, tokens + allowance * (t - last));
     last = t;
   }
@@ -190,7 +224,10 @@ export function createShadowBudget(options: ShadowBudgetOptions): ShadowBudget {
       roll(t);
       if (share >= 1) return true;
       refill(t);
-      return tokens > 0;
+      if (tokens <= 0) return false;
+      tokens -= ADMISSION_ESTIMATE_MS;
+      prepaid += ADMISSION_ESTIMATE_MS;
+      return true;
     },
     served() {
       sliceRequests += 1;

@@ -8,7 +8,7 @@
  * admits everything. Counts and simulated time only: nothing here depends on the machine's speed.
  */
 import { describe, expect, it } from 'vitest';
-import { createShadowBudget, LIGHT_LOAD, MIN_BURST } from '../../src/compat/shadow-budget.js';
+import { ADMISSION_ESTIMATE_MS, createShadowBudget, LIGHT_LOAD, MIN_BURST } from '../../src/compat/shadow-budget.js';
 
 interface Simulated {
   readonly admitted: number;
@@ -132,6 +132,49 @@ describe('the shadow CPU budget', () => {
     expect(r.shadowTotal).toBeGreaterThan(0);
     expect(r.shadowTotal).toBeLessThanOrEqual(MIN_BURST * 1000 * 1.2);
     expect(r.shadowTotal).toBeLessThan(0.01 * 300_000 * 0.03);
+  });
+
+  it('share 0, exchanges charged long after they were admitted: the first burst is still only the bucket\'s worth', () => {
+    // Saturated from the start; each exchange is charged 60 ms (2,000 requests) after its
+    // admission: the batch's wait, then the old service's answer. Admission alone must bound it.
+    let now = 0;
+    let busy = 0;
+    const budget = createShadowBudget({ share: 0, now: () => now, busy: () => busy });
+    const due: number[] = [];
+    let admitted = 0;
+    for (let i = 0; i < 100_000; i++) {
+      now += 0.03;
+      busy += 0.03;
+      budget.served();
+      if (budget.admit()) {
+        admitted += 1;
+        due.push(i + 2000);
+      }
+      while (due.length > 0 && (due[0] ?? Infinity) <= i) {
+        due.shift();
+        now += 0.05;
+        busy += 0.05;
+        budget.charge(0.05);
+      }
+    }
+    // The bucket (MIN_BURST of a second) over what admit() prepays for each exchange; charged only
+    // as they end, all 2,000 requests of the first 60 ms would have been admitted.
+    expect(admitted).toBeGreaterThan(0);
+    // (Twice that: what was prepaid flows back meanwhile.)
+    expect(admitted).toBeLessThanOrEqual((2 * MIN_BURST * 1000) / ADMISSION_ESTIMATE_MS);
+  });
+
+  it('what admit() prepays is used up by the charges that follow: over time, the work is paid once', () => {
+    const now = 0;
+    const budget = createShadowBudget({ share: 0.1, windowMs: 1000, now: () => now });
+    // 100 ms in the bucket; 50 exchanges admitted prepay 5 ms, then each is charged 0.3 ms.
+    for (let i = 0; i < 50; i++) expect(budget.admit()).toBe(true);
+    for (let i = 0; i < 50; i++) budget.charge(0.3);
+    expect(budget.spent()).toBeCloseTo(15, 6);
+    // 100 - 15 = 85 ms left, not 80: the prepayment was not charged again; 850 more of 0.1 ms fit.
+    let more = 0;
+    while (more < 10_000 && budget.admit()) more += 1;
+    expect(Math.abs(more - 850)).toBeLessThanOrEqual(1);
   });
 
   it('at light load every request is admitted, even when comparing them all costs more than the share (0 included)', () => {
