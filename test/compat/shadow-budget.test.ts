@@ -164,6 +164,43 @@ describe('the shadow CPU budget', () => {
     expect(admitted).toBeLessThanOrEqual((2 * MIN_BURST * 1000) / ADMISSION_ESTIMATE_MS);
   });
 
+  it('share 0, load starting after a light spell: the light spell\'s allowance ends within a few milliseconds, not a window later', () => {
+    // A second of light load (a request a millisecond, each compared), then saturation; each
+    // exchange costs what admission prepays, charged 20 ms (about 670 requests) after it.
+    let now = 0;
+    let busy = 0;
+    const budget = createShadowBudget({ share: 0, now: () => now, busy: () => busy });
+    const due: Array<{ at: number }> = [];
+    let loadStart = 0;
+    let admittedUnderLoad = 0;
+    const work = (ms: number): void => {
+      now += ms;
+      busy += ms;
+    };
+    for (let i = 0; i < 60_000; i++) {
+      const saturated = i >= 1000;
+      if (i === 1000) loadStart = now;
+      work(0.03);
+      budget.served();
+      if (budget.admit()) {
+        due.push({ at: now + 20 });
+        if (saturated) admittedUnderLoad += 1;
+      }
+      while (due.length > 0 && (due[0]?.at ?? Infinity) <= now) {
+        due.shift();
+        work(ADMISSION_ESTIMATE_MS);
+        budget.charge(ADMISSION_ESTIMATE_MS);
+      }
+      if (!saturated) now += 0.97;
+    }
+    expect(now - loadStart).toBeGreaterThan(1000);
+    // The bucket's worth (MIN_BURST of a second, at what admission prepays: 100), a few
+    // milliseconds of the light allowance and what the exchanges in flight had prepaid: 154.
+    // Judged by the last whole window alone, the light allowance lasted up to UTILISATION_MS into
+    // the load: 201.
+    expect(admittedUnderLoad).toBeLessThanOrEqual((MIN_BURST * 1000) / ADMISSION_ESTIMATE_MS + 60);
+  });
+
   it('what admit() prepays is used up by the charges that follow: over time, the work is paid once', () => {
     const now = 0;
     const budget = createShadowBudget({ share: 0.1, windowMs: 1000, now: () => now });
