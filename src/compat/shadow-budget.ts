@@ -170,7 +170,6 @@ export function createShadowBudget(options: ShadowBudgetOptions): ShadowBudget {
     tokens -= ms - covered;
   }
 
-
   function refill(t: number): void {
     if (busy !== null && t - windowStart >= UTILISATION_MS) {
       const b = busy();
