@@ -40,6 +40,7 @@ import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, run, sampleRss, treeCpu, treeHwmMb, treeLoopCpu, waitIdle } from './lib/proc.mjs';
 import { buildRequest, newsRowsIn, send, tokenIn } from './lib/requests.mjs';
+import { countsSince, managementUrlOf, shadowCounts } from './lib/shadow-counts.mjs';
 import { fmt, fmtInt, fmtRatio, machineLine, median, medianOf, ratio, replaceSection, writeResults } from './lib/report.mjs';
 import { APP_ID, BENCH_LOGIN, BENCH_PASSWORD, LOGIN_URL, NEWS_LANGUAGE, newsRecords, seedService, throttleOffConfig } from './lib/seed.mjs';
 import { startServer } from './lib/servers.mjs';
@@ -237,7 +238,8 @@ async function main() {
     // core to itself; its own work then slows the load generator a little (a caveat of 2 cores).
     await start('svcapi-legacy', { args: serve(sqliteDb, ['--log-level', 'warn']), env: serviceEnv, cpu: layout.load, cwd: ROOT });
     if (wanted.has('svcapi-shadow')) {
-      const legacyEnv = { ...serviceEnv, SVCAPI_LEGACY_URL: servers['svcapi-legacy'].url, SVCAPI_LEGACY_SHADOW_RATE: '1' };
+      // Its management listener on (the others have it off): the comparison counts on /metrics.
+      const legacyEnv = { ...serviceEnv, SVCAPI_LEGACY_URL: servers['svcapi-legacy'].url, SVCAPI_LEGACY_SHADOW_RATE: '1', SVCAPI_MANAGEMENT_PORT: '0' };
       await start('svcapi-shadow', { args: serve(sqliteDb), env: legacyEnv, cpu: layout.server, cwd: ROOT });
     }
     await start('svcapi-quiet', { args: serve(sqliteDb, ['--log-level', 'warn']), env: serviceEnv, cpu: layout.server, cwd: ROOT });
@@ -331,13 +333,23 @@ async function main() {
           await runLoad({ ...loadOptions, durationS: o.warmupS });
           await waitIdle(cell.server.pid);
         }
+        // The shadowed server: how many requests were compared, of those it served (the budget
+        // drops the rest at saturation), counted after the comparisons still running have ended.
+        const shadowUrl = cell.role === 'svcapi-shadow' ? managementUrlOf(cell.server.output()) : null;
+        const shadow0 = shadowUrl === null ? null : await shadowCounts(shadowUrl);
         const result = await measure(cell.server, () => runLoad({ ...loadOptions, durationS: o.durationS }));
         await waitIdle(cell.server.pid);
+        if (shadowUrl !== null) {
+          const counts = countsSince(shadow0, await shadowCounts(shadowUrl));
+          result.shadowCompared = counts.same + counts.different + counts.error;
+          result.shadowDropped = counts.dropped;
+        }
         cell.runs.push(result);
         log(`bench:   ${cell.scenario.id.padEnd(16)} ${cell.role.padEnd(14)} c=${String(cell.connections).padEnd(3)} ${fmtInt(result.rps).padStart(7)} req/s  ` +
           `p50 ${fmt(result.p50Ms)} ms  p99 ${fmt(result.p99Ms)} ms  rss ${fmt(result.rssMb)} MB  cpu ${fmt(result.cpuUsPerReq)} µs/req` +
           `${result.non2xx + result.errors > 0 ? `  (${result.non2xx} non-2xx, ${result.errors} errors)` : ''}` +
-          `${result.checked ? `  (${result.checked.ok} ok, ${result.checked.bad} failed logins${result.checked.bad > 0 ? `; first: ${result.checked.firstBad.slice(0, 160)}` : ''})` : ''}`);
+          `${result.checked ? `  (${result.checked.ok} ok, ${result.checked.bad} failed logins${result.checked.bad > 0 ? `; first: ${result.checked.firstBad.slice(0, 160)}` : ''})` : ''}` +
+          `${result.shadowCompared !== undefined ? `  (${result.shadowCompared} compared, ${result.shadowDropped} dropped)` : ''}`);
         if (cell === loginCells.at(-1)) await rawRate();
       }
       if (selected('mixed') && servers['svcapi-mixed']) {
@@ -353,7 +365,7 @@ async function main() {
         if (!plain?.runs.length || !shadowed?.runs.length) continue;
         const [a, b] = [medianOf(plain.runs, FIELDS), medianOf(shadowed.runs, FIELDS)];
         log(`bench: shadow cost c=${connections}: ${fmtInt(a.rps)} → ${fmtInt(b.rps)} req/s (${fmtRatio(ratio(b.rps, a.rps))}), ` +
-          `p99 ${fmt(a.p99Ms)} → ${fmt(b.p99Ms)} ms (${b.p99Ms - a.p99Ms >= 0 ? '+' : ''}${fmt(b.p99Ms - a.p99Ms)} ms)`);
+          `p99 ${fmt(a.p99Ms)} → ${fmt(b.p99Ms)} ms (${b.p99Ms - a.p99Ms >= 0 ? '+' : ''}${fmt(b.p99Ms - a.p99Ms)} ms); ${comparedShare(shadowed.runs)}`);
       }
       log(`bench: the shadow target used ${fmt(cpuDelta(legacyCpuStart, treeCpu(servers['svcapi-legacy'].pid)))} s of CPU (it answered the shadowed requests)`);
     }
@@ -442,6 +454,13 @@ async function mixedRun(server, OPERATIONS, token, layout, client, tmpDir, o, wa
 }
 
 // --- summary ---
+
+/** The shadowed server's runs: requests compared, of all it served, summed over the runs. */
+function comparedShare(runs) {
+  const compared = runs.reduce((n, r) => n + (r.shadowCompared ?? 0), 0);
+  const served = runs.reduce((n, r) => n + (r.requests ?? 0), 0);
+  return `${fmtInt(compared)} of ${fmtInt(served)} requests compared, ${fmt((100 * compared) / Math.max(1, served), 2)}%`;
+}
 
 const FIELDS = ['rps', 'okRps', 'p50Ms', 'p90Ms', 'p99Ms', 'maxMs', 'rssMb', 'rssTreeMb', 'rssAnonMb', 'cpuUsPerReq', 'loopUsPerReq', 'requests', 'non2xx', 'errors'];
 
@@ -549,9 +568,10 @@ function evaluateTargets(results, find) {
   }
   const shadowParts = conns.map((c) => ({ c, a: find('shadow', 'svcapi', c), b: find('shadow', 'svcapi-shadow', c) })).filter((x) => x.a !== null && x.b !== null);
   if (shadowParts.length > 0) {
+    const shadowRuns = (c) => results.rows.find((r) => r.scenario === 'shadow' && r.role === 'svcapi-shadow' && r.connections === c)?.runs ?? [];
     add('Shadowing at 100% costs ≤ 10% of ValidateUserToken req/s and ≤ +2 ms of p99',
       shadowParts.every((x) => ratio(x.b.rps, x.a.rps) >= 0.9 && x.b.p99Ms - x.a.p99Ms <= 2),
-      shadowParts.map((x) => `${fmtRatio(ratio(x.b.rps, x.a.rps))}, p99 ${x.b.p99Ms - x.a.p99Ms >= 0 ? '+' : ''}${fmt(x.b.p99Ms - x.a.p99Ms)} ms at ${x.c} conns`).join('; '));
+      shadowParts.map((x) => `${fmtRatio(ratio(x.b.rps, x.a.rps))}, p99 ${x.b.p99Ms - x.a.p99Ms >= 0 ? '+' : ''}${fmt(x.b.p99Ms - x.a.p99Ms)} ms at ${x.c} conns (${comparedShare(shadowRuns(x.c))})`).join('; '));
   }
   if (results.mixed) {
     add('ValidateUserToken p99 during a ValidateUser flood ≤ 2× idle', results.mixed.p99Ratio !== null && results.mixed.p99Ratio <= 2,

@@ -33,6 +33,7 @@ import { envOf, readArgs } from './lib/args.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
 import { cpuDelta, cpuLayout, killAll, run, treeCpu, waitIdle } from './lib/proc.mjs';
 import { buildRequest, send, tokenIn } from './lib/requests.mjs';
+import { countsSince, managementUrlOf, shadowCounts } from './lib/shadow-counts.mjs';
 import { fmt, fmtInt, median } from './lib/report.mjs';
 import { APP_ID, BENCH_LOGIN, BENCH_PASSWORD, seedService, throttleOffConfig } from './lib/seed.mjs';
 import { startServer } from './lib/servers.mjs';
@@ -79,21 +80,6 @@ async function load(origin, req, { connections, durationS, rate, cpu, client, tm
   return JSON.parse(m[1]);
 }
 
-/** svcapi_auth_shadow_total by result, summed over operations and bindings, and the CPU seconds the budget charged. */
-async function shadowCounts(managementUrl) {
-  const text = await (await globalThis.fetch(`${managementUrl}/metrics`)).text();
-  const counts = { same: 0, different: 0, error: 0, dropped: 0, chargedS: 0 };
-  for (const m of text.matchAll(/^svcapi_auth_shadow_total\{([^}]*)\} (\d+)/gm)) {
-    const result = /result="(\w+)"/.exec(m[1])?.[1];
-    if (result !== undefined && result in counts) counts[result] += Number(m[2]);
-  }
-  // What the budget charged to shadow work (its meter), to set beside the CPU measured here.
-  counts.chargedS = Number(/^svcapi_auth_shadow_cpu_seconds_total (\S+)/m.exec(text)?.[1] ?? NaN);
-  return counts;
-}
-
-const diff = (a, b) => Object.fromEntries(Object.keys(b).map((k) => [k, b[k] - (a[k] ?? 0)]));
-
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const layout = cpuLayout(false);
@@ -129,8 +115,8 @@ async function main() {
       const shadowEnv = { ...env, SVCAPI_MANAGEMENT_PORT: '0', SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_SHADOW_RATE: '1', ...variant.env };
       const server = await start(variant.name, { args: [...profile, ...serve()], env: shadowEnv, cpu: layout.server });
       // startServer keeps the output before readiness: the Management line is in it.
-      const managementUrl = /^Management: (http:\/\/\S+?)\/? /m.exec(server.output())?.[1];
-      if (managementUrl === undefined) throw new Error(`no Management line:\n${server.output()}`);
+      const managementUrl = managementUrlOf(server.output());
+      if (managementUrl === null) throw new Error(`no Management line:\n${server.output()}`);
       shadowedServers.push({ name: variant.name, server, managementUrl });
     }
 
@@ -157,7 +143,7 @@ async function main() {
           // The comparisons still running after the load count too.
           await waitIdle(server.pid);
           const cpuS = cpuDelta(cpu0, treeCpu(server.pid));
-          const counts = managementUrl !== null ? diff(counts0, await shadowCounts(managementUrl)) : null;
+          const counts = managementUrl !== null ? countsSince(counts0, await shadowCounts(managementUrl)) : null;
           const row = { rps: r.sent / r.durationS, p99Ms: r.p99Ms, requests: r.sent, cpuUs: (cpuS * 1e6) / r.sent, counts };
           if (!results.has(key)) results.set(key, []);
           results.get(key).push(row);
