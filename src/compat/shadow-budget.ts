@@ -39,7 +39,8 @@
  * saturating connections with a share of 0: the charges fall short of what shadow work costs.
  * With the whole busy time, 0.6% at 16 and 64: bench/shadow-cost.mjs --saturate, 2026-11-28.)
  *
- * The default share is 0: under load nothing new is compared (the comparison queue's "dropped under load", docs/cutover.md).
+ * The default share is 0: under load nothing new is compared (sampled requests are "dropped
+ * under load", docs/cutover.md).
  * Any share of a saturated event loop showed in the clients' tail: at 0.03, ValidateUserToken's
  * p99 rose by 6.6 and 7.8 ms at 16 and 64 connections (`npm run bench -- --only shadow`,
  * 2026-11-28), for the few percent of requests compared then; the comparisons that matter are
