@@ -7,8 +7,8 @@
  * failing binding's own shape. So there is one dispatch function, and nothing a framework would
  * add per request (routing tables, hooks, a reply object, a child logger) sits in front of it:
  * ValidateUserToken is on the path of every request a client application serves, and on this
- * machine a framework's request pipeline cost more CPU than the whole operation
- * (bench/results/profile-latest.md).
+ * machine a framework's request pipeline cost more CPU than the whole operation (bench/README.md,
+ * "What limits token validation": fastify 84–86 + 29–32 µs a request, this dispatch 17 + 7–8).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse, Server as HttpServer } from 'node:http';
