@@ -8,7 +8,8 @@
  * docs/console/*.png (shown in the README), otherwise they go to a temporary folder, so a test run
  * never changes the checkout.
  *
- * Needs /usr/bin/chromium (`apt-get install -y chromium`); skipped without it.
+ * Needs Chromium (`apt-get install -y chromium`, or CHROMIUM_PATH): test/support/chromium.ts;
+ * skipped without it.
  */
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
