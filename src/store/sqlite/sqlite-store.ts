@@ -17,7 +17,8 @@ import {
   throttleKeys, type CounterState,
 } from '../login-throttle-rules.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
-import { createRowMappers, encodeNewsAttributes, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { encodeNewsAttributes, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
+import { bool, date, dateOrNull, ms, str, toApplication, toAudit, toListedToken, toNews, toToken, toUser } from './sqlite-row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { auditQuerySql, legacyTallyRows, NEWS_COLUMNS, SQL } from '../shared-sql.js';
 import { revisionValue, toStoreRevisions } from '../revisions.js';
@@ -77,8 +78,6 @@ export interface SqliteStoreOptions {
 }
 
 
-const bool = (v: boolean): number => (v ? 1 : 0);
-
 function newsParams(news: NewNews): Record<string, unknown> {
   return {
     appId: news.appId, language: news.language, title: news.title, body: news.body, url: news.url,
@@ -87,35 +86,6 @@ function newsParams(news: NewNews): Record<string, unknown> {
     attributes: encodeNewsAttributes(news.attributes), createdAt: ms(news.createdAt),
   };
 }
-const ms = (d: Date): number => d.getTime();
-const date = (v: unknown): Date => new Date(Number(v));
-const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : new Date(Number(v)));
-const str = (v: unknown): string => String(v);
-
-/** SQLite's side of the row mapping: 0/1, epoch milliseconds, comma lists, JSON text. */
-const { toApplication, toUser, toNews, toToken, toListedToken, toAudit } = createRowMappers({
-  bool: (v) => v === 1,
-  date,
-  idList: (v) => (v === null || v === undefined || v === '' ? [] : String(v).split(',').map(Number)),
-  stringList: (v) => {
-    // applications.trusted_callers: a JSON array of strings.
-    if (typeof v !== 'string') return [];
-    try {
-      const parsed: unknown = JSON.parse(v);
-      return Array.isArray(parsed) ? parsed.filter((e): e is string => typeof e === 'string') : [];
-    } catch {
-      return [];
-    }
-  },
-  json: (v) => {
-    if (typeof v !== 'string') return null;
-    try {
-      return JSON.parse(v) as Record<string, unknown>;
-    } catch {
-      return null;
-    }
-  },
-});
 
 
 
