@@ -17,7 +17,7 @@
  */
 import { Worker } from 'node:worker_threads';
 
-/** The statement of sqlite-store.ts's purgeExpired, on the thread's connection. */
+/** The statement of sqlite-tokens.ts's purgeExpired, on the thread's connection. */
 const THREAD_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
