@@ -9,7 +9,8 @@ import type {
 } from '../store.js';
 import type { Row } from '../row-mapping.js';
 import { APP_COLUMNS, SQL } from '../shared-sql.js';
-import { dateOrNull, num, one, str, toApplication, toUser, type PostgresContext, type Queryable } from './postgres-context.js';
+import { one, type PostgresContext, type Queryable } from './postgres-context.js';
+import { dateOrNull, num, str, toApplication, toUser } from './postgres-row-mapping.js';
 
 export function postgresAccounts(ctx: PostgresContext): AccountStore {
   const { pool, onPool, q, run, runOn, tx } = ctx;

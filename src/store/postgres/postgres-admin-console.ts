@@ -5,7 +5,8 @@
 import type { AdminAccountCredentials, AdminConsoleStore } from '../store.js';
 import type { Row } from '../row-mapping.js';
 import { SQL } from '../shared-sql.js';
-import { date, dateOrNull, one, str, type PostgresContext } from './postgres-context.js';
+import { one, type PostgresContext } from './postgres-context.js';
+import { date, dateOrNull, str } from './postgres-row-mapping.js';
 
 function toAdminCredentials(r: Row): AdminAccountCredentials {
   return {

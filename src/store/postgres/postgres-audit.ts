@@ -7,7 +7,8 @@ import type pg from 'pg';
 import type { AuditStore, LegacyTally, LegacyTallyKind, LegacyTallyStore, NewAuditEvent, ShadowDifferenceRecord, ShadowStore } from '../store.js';
 import type { Row } from '../row-mapping.js';
 import { auditQuerySql, legacyTallyRows, SQL } from '../shared-sql.js';
-import { date, num, str, toAudit, type PostgresContext, type Queryable } from './postgres-context.js';
+import type { PostgresContext, Queryable } from './postgres-context.js';
+import { date, num, str, toAudit } from './postgres-row-mapping.js';
 
 /** Events per INSERT statement (10 parameters each, far below PostgreSQL's 65535). */
 const AUDIT_CHUNK = 500;

@@ -1,29 +1,14 @@
 /**
  * What every concern of the PostgreSQL store shares (postgres-accounts.ts, postgres-tokens.ts
- * ...): the two pools, the one retry policy and the ways a statement is sent, and PostgreSQL's
- * side of the row mapping.
+ * ...): the two pools, the one retry policy and the ways a statement is sent.
  */
 import type pg from 'pg';
-import { createRowMappers, type Row } from '../row-mapping.js';
+import type { Row } from '../row-mapping.js';
 import { postgresValues, type SharedSql } from '../shared-sql.js';
 import { inTransaction } from './transaction.js';
 import { FAST_TIMESTAMPS } from './timestamp-parser.js';
 
 export type Queryable = pg.Pool | pg.PoolClient;
-
-export const date = (v: unknown): Date => (v instanceof Date ? v : new Date(String(v)));
-export const dateOrNull = (v: unknown): Date | null => (v === null || v === undefined ? null : date(v));
-export const str = (v: unknown): string => String(v);
-export const num = (v: unknown): number => Number(v);
-
-/** PostgreSQL's side of the row mapping: booleans, Date objects, arrays, jsonb. */
-export const { toApplication, toUser, toNews, toToken, toListedToken, toAudit } = createRowMappers({
-  bool: (v) => v === true,
-  date,
-  idList: (v) => (Array.isArray(v) ? v.map(Number) : []),
-  stringList: (v) => (Array.isArray(v) ? v.map(String) : []),
-  json: (v) => (v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : null),
-});
 
 export const one = (result: pg.QueryResult<Row>): Row | undefined => result.rows[0];
 

@@ -7,7 +7,8 @@ import { encodeNewsAttributes, type Row } from '../row-mapping.js';
 import { toPublishedNewsSnapshot } from '../news-snapshot.js';
 import { revisionValue } from '../revisions.js';
 import { NEWS_COLUMNS, postgresValues, SQL } from '../shared-sql.js';
-import { one, toNews, type PostgresContext } from './postgres-context.js';
+import { one, type PostgresContext } from './postgres-context.js';
+import { toNews } from './postgres-row-mapping.js';
 
 /** The named values of the news INSERTs (shared-sql.ts). */
 function newsParams(news: NewNews): Row {

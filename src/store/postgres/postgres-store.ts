@@ -4,7 +4,8 @@ import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS, 
 import { parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
 import { DatabaseError } from '../database-errors.js';
 import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
-import { createPostgresContext, num, one } from './postgres-context.js';
+import { createPostgresContext, one } from './postgres-context.js';
+import { num } from './postgres-row-mapping.js';
 import { postgresAccounts } from './postgres-accounts.js';
 import { postgresTokens } from './postgres-tokens.js';
 import { postgresNews } from './postgres-news.js';

@@ -11,7 +11,8 @@ import {
 } from '../login-throttle-rules.js';
 import type { Row } from '../row-mapping.js';
 import { SQL } from '../shared-sql.js';
-import { date, dateOrNull, num, type PostgresContext } from './postgres-context.js';
+import type { PostgresContext } from './postgres-context.js';
+import { date, dateOrNull, num } from './postgres-row-mapping.js';
 
 export function postgresThrottle(ctx: PostgresContext): ThrottleStore {
   const { run, runOn, tx } = ctx;

@@ -8,7 +8,8 @@ import { LISTED_TOKEN_SELECT, TOKEN_SELECT } from '../row-mapping.js';
 import { toStoreRevisions } from '../revisions.js';
 import { lookupPerTurn } from '../lookup-batch.js';
 import { batchableSession, createTokenBatch } from './token-batch.js';
-import { num, one, toListedToken, toToken, type PostgresContext } from './postgres-context.js';
+import { one, type PostgresContext } from './postgres-context.js';
+import { num, toListedToken, toToken } from './postgres-row-mapping.js';
 import type { PostgresStoreOptions } from './postgres-store.js';
 
 /**
