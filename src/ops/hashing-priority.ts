@@ -7,8 +7,10 @@
  * fairly, and a token check can wait a whole time slice behind a hash. A nice value on the pool
  * threads tells the kernel that hashing is the work to hold back: it still gets every cycle
  * nobody else wants (a login flood alone keeps its full rate), but when it has to share a core,
- * the event loop gets the larger part (about 10 to 1 at nice 10, the default; at 19, about 70
- * to 1, logins stalled for seconds on a machine kept busy by other work).
+ * the event loop gets the larger part (about 10 to 1 at nice 10, what the deployment files set;
+ * at 19, about 70 to 1, logins stalled for seconds on a machine kept busy by other work). The
+ * value is the deployment's (hashing.nice, 0 by default): only the mechanism is here, as a nice
+ * value for some threads of a process cannot be set from outside it.
  *
  * Linux only: the nice value is a per-thread attribute there (setpriority(2), "Notes"), and
  * /proc lists the threads. Node gives no handle on the pool's threads, so they are found:

@@ -12,7 +12,7 @@ describe('loadConfig', () => {
       port: 8080,
       databaseUrl: 'sqlite:./data/svcapi-auth.db',
       http: { maxRequestBytes: 1048576, bodyTimeoutMs: 10000, httpGet: true },
-      hashing: { maxConcurrent: Math.max(1, availableParallelism() - 1), maxQueued: 64, nice: 10 },
+      hashing: { maxConcurrent: Math.max(1, availableParallelism() - 1), maxQueued: 64, nice: 0 },
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,
       tickets: { ttlSeconds: 120 },
       logLevel: 'info',
@@ -94,10 +94,10 @@ describe('security settings', () => {
     expect(loadConfig({ env: { SVCAPI_HTTP_GET: 'ValidateUserToken, WhatsNew' } }).http.httpGet).toEqual(['ValidateUserToken', 'WhatsNew']);
     expect(() => loadConfig({ env: { SVCAPI_HTTP_GET: 'ValidateUser,Nope' } })).toThrow(/SVCAPI_HTTP_GET.*"Nope"/);
     const c = loadConfig({ env: { SVCAPI_HASHING_MAX_CONCURRENT: '3', SVCAPI_HASHING_MAX_QUEUED: '10' } });
-    expect(c.hashing).toEqual({ maxConcurrent: 3, maxQueued: 10, nice: 10 });
+    expect(c.hashing).toEqual({ maxConcurrent: 3, maxQueued: 10, nice: 0 });
     expect(() => loadConfig({ env: { SVCAPI_HASHING_MAX_CONCURRENT: '0' } })).toThrow(/SVCAPI_HASHING_MAX_CONCURRENT/);
     // the hashing threads' nice value, 0 (as the process) to 19 (the lowest priority).
-    expect(loadConfig({ env: { SVCAPI_HASHING_NICE: '0' } }).hashing.nice).toBe(0);
+    expect(loadConfig({ env: { SVCAPI_HASHING_NICE: '10' } }).hashing.nice).toBe(10);
     expect(() => loadConfig({ env: { SVCAPI_HASHING_NICE: '20' } })).toThrow(/SVCAPI_HASHING_NICE/);
     expect(() => loadConfig({ env: { SVCAPI_HASHING_NICE: '-5' } })).toThrow(/SVCAPI_HASHING_NICE/);
   });

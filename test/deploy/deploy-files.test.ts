@@ -1,6 +1,7 @@
 /**
- * The memory settings of a deployment (docs/operations.md, "Memory") live in the deployment
- * files, since they only act when in place before the process starts: the systemd unit and the
+ * The process settings of a deployment (docs/operations.md, "Memory" and "Hashing threads") live
+ * in the deployment files: the memory ones only act when in place before the process starts, and
+ * the hashing threads' nice value is the deployment's choice, not the code's. The systemd unit and the
  * Containerfile must set the same ones, node must accept them where they are written (it refuses
  * to start on a V8 flag in NODE_OPTIONS that NODE_OPTIONS does not allow), and the benchmark must
  * read the same values from the unit (bench/lib/deployed.mjs), so that it measures what ships;
@@ -18,7 +19,7 @@ interface Launch {
 }
 
 const EXPECTED: Launch = {
-  env: { MALLOC_ARENA_MAX: '1', NODE_OPTIONS: '--max-semi-space-size=4' },
+  env: { MALLOC_ARENA_MAX: '1', NODE_OPTIONS: '--max-semi-space-size=4', SVCAPI_HASHING_NICE: '10' },
   nodeArgs: ['--heap-growing-percent=100'],
 };
 
@@ -49,7 +50,7 @@ function fromContainerfile(): Launch {
 }
 
 describe('deployment files', () => {
-  it('the systemd unit and the Containerfile set the same memory settings', () => {
+  it('the systemd unit and the Containerfile set the same process settings', () => {
     expect(fromUnit()).toEqual(EXPECTED);
     expect(fromContainerfile()).toEqual(EXPECTED);
   });

@@ -80,8 +80,8 @@ describe.runIf(onLinux)('serve (the real binary)', () => {
   const lowered = async (env: Record<string, string>): Promise<{ niced: number[]; main: number | undefined; log: string }> => {
     requireDist();
     const server = await startServer(['--db', `sqlite:${join(dir, `${Object.values(env).join('-') || 'default'}.db`)}`], { SVCAPI_LOG_LEVEL: 'info', ...env });
-    // The probe runs once the service listens; its outcome is logged. (With 0 there is no probe.)
-    if (env.SVCAPI_HASHING_NICE !== '0') await server.waitForOutput(/password hashing (threads run at a low|runs at the normal) CPU priority/);
+    // The probe runs once the service listens; its outcome is logged. (With 0, the default, there is no probe.)
+    if ((env.SVCAPI_HASHING_NICE ?? '0') !== '0') await server.waitForOutput(/password hashing (threads run at a low|runs at the normal) CPU priority/);
     const serving = server.child.pid ?? 0;
     const nice = threadNice(serving);
     const niced = [...nice].filter(([, n]) => n !== 0).map(([, n]) => n);
@@ -89,11 +89,17 @@ describe.runIf(onLinux)('serve (the real binary)', () => {
     return { niced, main: nice.get(serving), log: server.output() };
   };
 
-  it('starts with its hashing threads at nice 10 by default, its event loop at 0', async () => {
-    const { niced, main, log } = await lowered({});
+  it('started as the deployment files start it, its hashing threads run at nice 10, its event loop at 0', async () => {
+    const { niced, main, log } = await lowered({ SVCAPI_HASHING_NICE: '10' });
     expect(log).toMatch(/"nice":10,"threads":4,.*password hashing threads run at a low CPU priority/);
     expect(niced).toEqual([10, 10, 10, 10]);
     expect(main).toBe(0);
+  });
+
+  it('started bare, every thread runs as the process (the nice value is the deployment\'s)', async () => {
+    const bare = await lowered({});
+    expect(bare.niced).toEqual([]);
+    expect(bare.log).not.toMatch(/CPU priority/);
   });
 
   it('follows hashing.nice, and leaves every thread alone with 0', async () => {
