@@ -34,7 +34,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   const hashing = {
     maxConcurrent: number('hashing.maxConcurrent', 'SVCAPI_HASHING_MAX_CONCURRENT', hashingDefaults.maxConcurrent, 1, 256),
     maxQueued: number('hashing.maxQueued', 'SVCAPI_HASHING_MAX_QUEUED', hashingDefaults.maxQueued, 0, 100_000),
-    // 0: as the process. The deployment files set 10 (ops/hashing-priority.ts; docs/operations.md, "Process settings").
+    // 0: as the process. The deployment files set 10 (ops/hashing-priority.ts; docs/operations.md, "Hashing threads").
     nice: number('hashing.nice', 'SVCAPI_HASHING_NICE', 0, 0, 19),
   };
   const timeZone = timeZoneSetting(layers.read('timeZone', 'SVCAPI_TIME_ZONE', 'timeZone'));
