@@ -21,8 +21,10 @@
  * (repeatable: one more shadowed server with that environment, e.g.
  * `--variant new: --variant old:SVCAPI_SHADOW_PIPELINING=0,SVCAPI_SHADOW_BYTE_COMPARE=0`; default
  * one, `shadowed`); --legacy-nice N (the old service at that nice level, so that it takes less
- * of the load generator's core); --cpu-prof DIR (the shadowed servers write a V8 CPU profile there
- * at exit).
+ * of the load generator's core); --legacy-ceiling (the old service is bench/ceiling-server.mjs,
+ * whose fixed answer is ours byte for byte: it takes next to nothing from the load generator's
+ * core, as an old service on its own machine would; bench.mjs's default); --cpu-prof DIR (the
+ * shadowed servers write a V8 CPU profile there at exit).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -43,7 +45,7 @@ const ROOT = resolve(BENCH_DIR, '..');
 const RUNNER = join(BENCH_DIR, 'autocannon-runner.mjs');
 
 function parseArgs(argv) {
-  const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), variants: [], cpuProf: null, legacyNice: 0, client: null };
+  const o = { runs: 3, durationS: 5, rate: 4000, saturate: false, connections: [16, 64], cli: join(ROOT, 'dist', 'cli', 'main.js'), variants: [], cpuProf: null, legacyNice: 0, legacyCeiling: false, client: null };
   readArgs(argv, (a, next) => {
     if (a === '--runs') o.runs = Number(next());
     else if (a === '--duration') o.durationS = Number(next());
@@ -56,9 +58,10 @@ function parseArgs(argv) {
       o.variants.push({ name, env: envOf(settings, a) });
     } else if (a === '--cpu-prof') o.cpuProf = resolve(next());
     else if (a === '--legacy-nice') o.legacyNice = Number(next());
+    else if (a === '--legacy-ceiling') o.legacyCeiling = true;
     else if (a === '--client') o.client = next();
     else if (a === '--help' || a === '-h') {
-      process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R|0] [--saturate] [--connections 16,64] [--cli PATH] [--variant NAME:K=V,K=V]... [--legacy-nice N] [--cpu-prof DIR] [--client wrk|autocannon]\n');
+      process.stdout.write('usage: node bench/shadow-cost.mjs [--runs N] [--duration S] [--rate R|0] [--saturate] [--connections 16,64] [--cli PATH] [--variant NAME:K=V,K=V]... [--legacy-nice N] [--legacy-ceiling] [--cpu-prof DIR] [--client wrk|autocannon]\n');
       process.exit(0);
     } else return false;
   });
@@ -105,7 +108,9 @@ async function main() {
     };
     // With --legacy-nice, the old service yields its core to the load generator, whose latency
     // figures would otherwise include the time the old service took from it.
-    const legacyArgs = serve(['--log-level', 'warn']);
+    // With --legacy-ceiling, the old service is bench/ceiling-server.mjs (its fixed answer is ours
+    // for this request, byte for byte): what it takes from the load generator's core is next to nothing.
+    const legacyArgs = o.legacyCeiling ? [join(BENCH_DIR, 'ceiling-server.mjs'), '--port', '0'] : serve(['--log-level', 'warn']);
     const niced = o.legacyNice > 0 ? { file: 'nice', args: ['-n', String(o.legacyNice), process.execPath, ...legacyArgs] } : { args: legacyArgs };
     const legacy = await start('legacy', { ...niced, env: { ...env, SVCAPI_MANAGEMENT_PORT: 'off' }, cpu: layout.load });
     const plain = await start('plain', { args: serve(), env: { ...env, SVCAPI_MANAGEMENT_PORT: 'off' }, cpu: layout.server });
