@@ -312,6 +312,39 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
+  it.runIf(process.platform === 'linux')('turns the memory map off while the purge thread deletes rows and back on once it is idle (another connection\'s write drops the map at the next read)', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const store = openSqliteStore({ path, mmapBytes: 64 * 1024 * 1024, mapResumeMs: 150 });
+    const mapped = (): boolean => readFileSync('/proc/self/maps', 'latin1').split('\n').some((line) => line.endsWith(` ${path}`));
+    try {
+      const user = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+      if (!user.ok) throw new Error('setup');
+      const old = new Date('2025-01-01T00:00:00Z');
+      const live = createHash('sha256').update('live').digest('hex');
+      await store.insertSession({ tokenHash: live, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: new Date(), expiresAt: new Date(Date.now() + 3_600_000) }, { passwordHash: 'h' });
+      for (let i = 0; i < 5; i++) {
+        const tokenHash = createHash('sha256').update(`expired${i}`).digest('hex');
+        await store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: old, expiresAt: new Date(old.getTime() + 60_000) }, { passwordHash: 'h' });
+      }
+      expect((await store.findToken(live))?.tokenHash).toBe(live);
+      expect(mapped()).toBe(true);
+      // Nothing to delete: the map stays (a purge run that finds nothing costs the fleet nothing).
+      expect(await store.purgeExpiredTokens(old, 10)).toBe(0);
+      expect(mapped()).toBe(true);
+      expect(await store.purgeExpiredTokens(new Date(), 10)).toBe(5);
+      expect(mapped()).toBe(false);
+      // Paused: read with pread, correctly, until the purge has been idle for mapResumeMs.
+      expect((await store.findToken(live))?.tokenHash).toBe(live);
+      expect(mapped()).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect((await store.findToken(live))?.tokenHash).toBe(live);
+      expect(mapped()).toBe(true);
+    } finally {
+      await store.close();
+    }
+  });
+
   it('finds no token whose user or application row is missing (foreign keys off), as a join would', async () => {
     const path = freshFile();
     const store = await openStore(`sqlite:${path}`);
