@@ -98,18 +98,14 @@ export const MAP_RESUME_MS = 1000;
  * pages read with pread meanwhile.
  */
 function pauseMapWhilePurging(db: Database.Database, mmapBytes: number, resumeMs: number): { deleted(): void; close(): void } {
-  let paused = false;
+  // The map is off exactly while a resumption is pending.
   let resume: NodeJS.Timeout | null = null;
   return {
     deleted() {
-      if (!paused) {
-        db.pragma('mmap_size = 0');
-        paused = true;
-      }
-      if (resume !== null) clearTimeout(resume);
+      if (resume === null) db.pragma('mmap_size = 0');
+      else clearTimeout(resume);
       resume = setTimeout(() => {
         resume = null;
-        paused = false;
         if (db.open) db.pragma(`mmap_size = ${mmapBytes}`);
       }, resumeMs);
       resume.unref();
