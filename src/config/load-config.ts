@@ -106,6 +106,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     sqliteCheckInBackground: bool('performance.sqliteCheckInBackground', 'SVCAPI_SQLITE_CHECK_IN_BACKGROUND', true),
     // `serve --workers`: the workers start while the primary opens, checks and migrates the database (cli/cluster.ts).
     workersFirst: bool('performance.workersFirst', 'SVCAPI_WORKERS_FIRST', true),
+    // `serve --workers`: the first worker starts alone, the others once it has loaded its modules (cli/cluster.ts).
+    workersStaggered: bool('performance.workersStaggered', 'SVCAPI_WORKERS_STAGGERED', true),
     // PostgreSQL: the token reads on connections of their own that plan them once (store/postgres/postgres-store.ts TOKEN_READ_SETTING).
     pgGenericTokenPlans: bool('performance.pgGenericTokenPlans', 'SVCAPI_PG_GENERIC_TOKEN_PLANS', true),
   };

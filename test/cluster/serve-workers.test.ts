@@ -57,6 +57,20 @@ function childrenOf(pid: number): number[] {
   });
 }
 
+/** The worker processes of a primary (not the database check it may run as a child), each with its start time in clock ticks. */
+function workersOf(pid: number): { pid: number; startTicks: number }[] {
+  return childrenOf(pid).flatMap((child) => {
+    try {
+      if (!readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('cluster-worker')) return [];
+      const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
+      // starttime is field 22 (1-based), the 20th after the command name.
+      return [{ pid: child, startTicks: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) }];
+    } catch {
+      return [];
+    }
+  });
+}
+
 async function seed(db: string): Promise<void> {
   const store = await openStore(db);
   try {
@@ -151,6 +165,28 @@ describe('serve --workers', () => {
     }
     // Untouched: no -wal / -shm beside it.
     expect(readdirSync(foreignDir)).toEqual(['other-app.db']);
+  });
+
+  it('starts the first worker alone and the second once it has loaded its modules; with the switch off, both at once', async () => {
+    requireDist();
+    const db = `sqlite:${join(dir, 'staggered.db')}`;
+    await seed(db);
+    const gaps: Record<string, number> = {};
+    for (const staggered of ['true', 'false']) {
+      const server = await startServer(['--db', db, '--workers', '2'], { SVCAPI_WORKERS_STAGGERED: staggered });
+      const pid = server.child.pid ?? 0;
+      const settled = Date.now() + 10_000;
+      while (Date.now() < settled && workersOf(pid).length !== 2) await new Promise((r) => setTimeout(r, 50));
+      const starts = workersOf(pid).map((w) => w.startTicks).sort((a, b) => a - b);
+      expect(starts, staggered).toHaveLength(2);
+      gaps[staggered] = (starts[1] ?? 0) - (starts[0] ?? 0);
+      await issueAndValidate(server, 1);
+      await stop(server);
+    }
+    // Loading node and the service's modules takes a worker hundreds of milliseconds of CPU;
+    // two forks in one turn of the primary's loop are a few milliseconds apart (a tick is 10 ms).
+    expect(gaps.true, JSON.stringify(gaps)).toBeGreaterThanOrEqual(10);
+    expect(gaps.false, JSON.stringify(gaps)).toBeLessThanOrEqual(5);
   });
 
   it('refuses a bad worker count', async () => {
