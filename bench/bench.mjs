@@ -256,6 +256,11 @@ async function main() {
       servers[role] = await startServer({ name: ROLE_LABEL[role], ...spec });
       cleanups.push(() => servers[role].stop());
       log(`bench:   ready in ${servers[role].readyMs.toFixed(0)} ms at ${servers[role].url}`);
+      // The next server starts once this one is idle: what a server still does after its first
+      // answer (compiling, its database check in the background) ran on the same core as the
+      // next one's start and counted in that one's ready time (2026-11-28: the ceiling 335 ms,
+      // servers started late 1.3-1.8 s against 0.6-0.8 started alone, bench/startup.mjs).
+      await waitIdle(servers[role].pid);
     };
     await start('svcapi', { args: serve(sqliteDb), env: serviceEnv, cpu: layout.server, cwd: ROOT });
     // The shadow target runs on the load generator's cores, so the server under test keeps its
