@@ -223,8 +223,8 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     /**
      * The workers after the first (performance.workersStaggered): they start once the first has
      * loaded its modules (it asks for its configuration), which gives it a core to itself for the
-     * costliest part of a start, so the service answers sooner (docs/fast-paths.md: ready 1,057 →
-     * 879 ms median with 2 workers); off, with it. A first worker that dies before that stops the
+     * costliest part of a start, so the service answers sooner (docs/fast-paths.md: ready 975 →
+     * 843 ms median with 2 workers); off, with it. A first worker that dies before that stops the
      * start anyway (onExit), so the others are never needed.
      */
     function startOthers(): void {
