@@ -110,6 +110,9 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
   const code = await new Promise<number>((resolve) => {
     const slots: Slot[] = Array.from({ length: count }, () => ({ worker: null, startedAt: 0, failures: 0, timer: null }));
     let announced = false;
+    /** Live workers that listen; allServing once all `count` of them did at the same time. */
+    const serving = new Set<Worker>();
+    let allServing = false;
     let stopping = false;
     let exitCode = 0;
     let killTimer: NodeJS.Timeout | undefined;
@@ -142,10 +145,19 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
             if (!worker.isConnected()) return;
             worker.send(stopping || !ok ? { type: 'svcapi-auth:shutdown' } satisfies ClusterMessage : { type: 'svcapi-auth:config', config } satisfies ClusterMessage);
           });
-        } else if (message.type === 'svcapi-auth:listening' && !announced) {
-          announced = true;
-          io.stdout.write(message.text);
-          io.stdout.write(`Workers: ${count} (primary pid ${process.pid})\n`);
+        } else if (message.type === 'svcapi-auth:listening') {
+          if (!announced) {
+            announced = true;
+            io.stdout.write(message.text);
+            io.stdout.write(`Workers: ${count} (primary pid ${process.pid})\n`);
+          }
+          // The service answers from the first worker on; the others join it (staggered, they
+          // start later): said once, when all of them serve.
+          serving.add(worker);
+          if (!allServing && serving.size === count) {
+            allServing = true;
+            log(`all ${count} workers serving`);
+          }
         }
       });
     };
@@ -177,6 +189,7 @@ async function runPrimary(config: Config, io: CliIo, count: number): Promise<num
     };
 
     const onExit = (worker: Worker, code: number | null, signal: string | null): void => {
+      serving.delete(worker);
       const slot = slots.find((s) => s.worker === worker);
       if (slot === undefined) return;
       slot.worker = null;

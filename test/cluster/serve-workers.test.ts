@@ -44,30 +44,33 @@ function call(origin: string, operation: string, args: Args): Promise<string | b
   });
 }
 
+/** The fields of /proc/<pid>/stat after the command name (field 3 first), or null when it is gone. */
+function statFields(pid: number | string): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
 /** Child process ids of `pid` (Linux /proc). */
 function childrenOf(pid: number): number[] {
-  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((e) => {
-    try {
-      const stat = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      return ppid === pid ? [Number(e)] : [];
-    } catch {
-      return [];
-    }
-  });
+  return readdirSync('/proc').filter((e) => /^\d+$/.test(e)).flatMap((e) => (Number(statFields(e)?.[1]) === pid ? [Number(e)] : []));
 }
 
 /** The worker processes of a primary (not the database check it may run as a child), each with its start time in clock ticks. */
 function workersOf(pid: number): { pid: number; startTicks: number }[] {
   return childrenOf(pid).flatMap((child) => {
+    let cmdline: string;
     try {
-      if (!readFileSync(`/proc/${child}/cmdline`, 'utf8').includes('cluster-worker')) return [];
-      const stat = readFileSync(`/proc/${child}/stat`, 'utf8');
-      // starttime is field 22 (1-based), the 20th after the command name.
-      return [{ pid: child, startTicks: Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]) }];
+      cmdline = readFileSync(`/proc/${child}/cmdline`, 'utf8');
     } catch {
       return [];
     }
+    // starttime is field 22 (1-based), the 20th after the command name.
+    const start = statFields(child)?.[19];
+    return cmdline.includes('cluster-worker') && start !== undefined ? [{ pid: child, startTicks: Number(start) }] : [];
   });
 }
 
@@ -110,6 +113,11 @@ describe('serve --workers', () => {
     while (Date.now() < settled && childrenOf(pid).length !== 2) await new Promise((r) => setTimeout(r, 100));
     expect(childrenOf(pid)).toHaveLength(2);
     const tokens = await issueAndValidate(server, 3);
+    // Both listening before one is killed: the second starts after the first has loaded its
+    // modules, and with the first gone before it listens, nothing would take connections.
+    const serving = Date.now() + 10_000;
+    while (Date.now() < serving && !/all 2 workers serving/.test(server.output())) await new Promise((r) => setTimeout(r, 50));
+    expect(server.output()).toMatch(/svcapi-auth primary \d+: all 2 workers serving/);
 
     const [victim] = childrenOf(pid);
     process.kill(victim ?? 0, 'SIGKILL');
