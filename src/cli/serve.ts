@@ -175,6 +175,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     process.on('SIGHUP', reopenLogs);
     integrity.log(logger);
     ops = await createOpsRuntime({ config, store, logger });
+    const logDestination = logs;
+    ops.metrics.reportLogBacklog(() => logDestination.backlogBytes());
     // What only talking to the old service needs is loaded only then (as shadow and front
     // mode's modules below, and the console): a start without it loads less (docs/fast-paths.md).
     const legacyWiring = config.legacy.url === null && config.legacy.caFile === null ? null : await import('./legacy-passthrough.js');

@@ -77,6 +77,8 @@ export interface ServiceMetrics {
   reportShadowDepth(depth: () => number): void;
   /** The CPU seconds charged to shadow work so far (its budget, legacy.shadow.cpuShare), read at scrape time. */
   reportShadowCpu(seconds: () => number): void;
+  /** The log lines not yet taken by their reader, in bytes (log-destination.ts), read at scrape time. */
+  reportLogBacklog(bytes: () => number): void;
   /**
    * Token passthrough (legacy-token-passthrough.ts): registers its metrics (only when it is
    * configured) and returns the observers to give it; `status` is read at scrape time.
@@ -260,6 +262,15 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       this.set(shadowDepth());
     },
   });
+  let logBacklog: () => number = () => 0;
+  new Gauge({
+    name: `${PREFIX}log_backlog_bytes`,
+    help: 'Log lines written by the service and not yet taken by standard output or the log file, in bytes: it grows while their reader falls behind.',
+    registers,
+    collect() {
+      this.set(logBacklog());
+    },
+  });
   let shadowCpu: () => number = () => 0;
   let shadowCpuReported = 0;
   new Counter({
@@ -353,6 +364,9 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
     reportShadowCpu(seconds) {
       shadowCpu = seconds;
+    },
+    reportLogBacklog(bytes) {
+      logBacklog = bytes;
     },
     observeLegacyTokens(status) {
       const checks = new Counter({

@@ -1,7 +1,8 @@
 /**
  * The access line written from a template (src/ops/access-log.ts) is the line pino writes for
  * the same fields, byte for byte in content; buffered log destinations lose nothing at shutdown;
- * --log-file is reopened on SIGHUP (logrotate).
+ * --log-file is reopened on SIGHUP (logrotate); the gathering buffers are reused only once
+ * written, and a backlog goes out in few writes, so memory stays flat under load.
  */
 import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -9,7 +10,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createAccessLog, type AccessEntry } from '../../src/ops/access-log.js';
-import { createLogDestination } from '../../src/ops/log-destination.js';
+import { createLogDestination, gatherer } from '../../src/ops/log-destination.js';
 import { createLogger } from '../../src/ops/logger.js';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
@@ -101,5 +102,103 @@ describe('the log destination', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('writes a backlog out in a few writes, not one 16 KiB chunk per turn of the event loop', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-logfile-'));
+    try {
+      const file = join(dir, 'svcapi-auth.log');
+      const destination = createLogDestination({ file, stdout: process.stdout, flushMs: 60_000 });
+      await destination.ready();
+      const logger = createLogger({ level: 'info', stream: destination.stream });
+      // About 1.5 MB of lines in one turn, as a busy event loop produces between two turns.
+      const filler = 'x'.repeat(250);
+      for (let n = 0; n < 6000; n++) logger.info({ n, filler }, 'line');
+      const written = Buffer.byteLength(readFileSync(file, 'utf8'));
+      expect(destination.backlogBytes()).toBeGreaterThan(1_500_000 - written);
+      let turns = 0;
+      const lineCount = (): number => readFileSync(file, 'utf8').split('\n').length - 1;
+      while (lineCount() < 5900 && turns < 1000) {
+        await new Promise((resolve) => setImmediate(resolve));
+        turns += 1;
+      }
+      // All but the chunk being filled (16 KiB, ~55 lines). Each write ends in a turn of its own:
+      // at 16 KiB a write, ~110 of them, so at least 110 turns.
+      expect(turns).toBeLessThan(40);
+      // What is left once the last write has been reported (a turn or two after its bytes reach
+      // the file): sonic-boom's last few KiB, and the chunk being filled.
+      const left = 16 * 1024 + 4096 + 400;
+      for (let i = 0; i < 100 && destination.backlogBytes() >= left; i++) await new Promise((resolve) => setImmediate(resolve));
+      expect(destination.backlogBytes()).toBeLessThan(left);
+      destination.close();
+      expect(destination.backlogBytes()).toBe(0);
+      expect(lineCount()).toBe(6000);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the gatherer of log lines', () => {
+  /** A sink that keeps what it is handed and reports writes when told, as sonic-boom does. */
+  function sink(): { write(chunk: Buffer): void; on(event: 'write', listener: (bytes: number) => void): void; handed: { chunk: Buffer; copy: string }[]; report(bytes: number): void } {
+    let listener: (bytes: number) => void = () => undefined;
+    const handed: { chunk: Buffer; copy: string }[] = [];
+    return {
+      write: (chunk) => void handed.push({ chunk, copy: chunk.toString('utf8') }),
+      on: (_event, l) => void (listener = l),
+      handed,
+      report: (bytes) => listener(bytes),
+    };
+  }
+  const line = (n: number): string => `{"n":${n},"text":"${'é'.repeat(n % 50)}"}\n`;
+
+  it('reuses a chunk\'s buffer once all of it was reported written, and never before', () => {
+    const s = sink();
+    const g = gatherer(s);
+    let n = 0;
+    const until = (chunks: number): void => {
+      while (s.handed.length < chunks) g.stream.write(line(n++));
+    };
+    until(1);
+    const first = s.handed[0] as { chunk: Buffer; copy: string };
+    // Not reported written: later chunks get buffers of their own and leave it as it was.
+    until(6);
+    expect(first.chunk.toString('utf8')).toBe(first.copy);
+    expect(g.buffersMade()).toBe(7); // six handed on, one being filled
+    // Written in two parts (a partial write): reused only after the second.
+    s.report(first.chunk.length - 1);
+    until(7);
+    expect(g.buffersMade()).toBe(8);
+    expect(first.chunk.toString('utf8')).toBe(first.copy);
+    s.report(1);
+    until(8);
+    expect(g.buffersMade()).toBe(8);
+    // Every chunk reported as it is handed on: no new buffer however many lines follow.
+    for (const h of s.handed.slice(1)) s.report(h.chunk.length);
+    const before = g.buffersMade();
+    for (let i = 0; i < 20_000; i++) {
+      const handed = s.handed.length;
+      g.stream.write(line(n++));
+      for (const h of s.handed.slice(handed)) s.report(h.chunk.length);
+    }
+    expect(g.buffersMade()).toBe(before);
+    g.drain();
+    // What each chunk held when handed on is every line, once, in order.
+    expect(s.handed.map((h) => h.copy).join('')).toBe(Array.from({ length: n }, (_, i) => line(i)).join(''));
+  });
+
+  it('counts a long line given its own buffer, and after a synchronous flush reuses nothing', () => {
+    const s = sink();
+    const g = gatherer(s);
+    g.stream.write(line(1));
+    g.stream.write(`{"long":"${'x'.repeat(40_000)}"}\n`);
+    expect(s.handed.map((h) => h.chunk.length)).toEqual([Buffer.byteLength(line(1)), 40_012]);
+    s.report(Buffer.byteLength(line(1)));
+    g.stopReuse();
+    s.report(40_012);
+    const made = g.buffersMade();
+    while (s.handed.length < 4) g.stream.write(line(2));
+    expect(g.buffersMade()).toBe(made + 2);
   });
 });
