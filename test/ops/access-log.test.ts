@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createAccessLog, type AccessEntry } from '../../src/ops/access-log.js';
-import { createLogDestination, gatherer } from '../../src/ops/log-destination.js';
+import { createLogDestination, gatherer, type LogDestination } from '../../src/ops/log-destination.js';
+import type { Logger } from 'pino';
 import { createLogger } from '../../src/ops/logger.js';
 
 function capture(): { stream: Writable; lines: () => Record<string, unknown>[]; text: () => string } {
@@ -82,13 +83,21 @@ describe('the log destination', () => {
     }
   });
 
-  it('gathers lines into chunks without losing or reordering one, and keeps lines back until a chunk fills or it is flushed', async () => {
+  /** A buffered destination on a file of a new directory, and a logger on it; the directory is removed afterwards. */
+  async function withLogFile(test: (file: string, destination: LogDestination, logger: Logger) => Promise<void>): Promise<void> {
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-logfile-'));
     try {
       const file = join(dir, 'svcapi-auth.log');
       const destination = createLogDestination({ file, stdout: process.stdout, flushMs: 60_000 });
       await destination.ready();
-      const logger = createLogger({ level: 'info', stream: destination.stream });
+      await test(file, destination, createLogger({ level: 'info', stream: destination.stream }));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  it('gathers lines into chunks without losing or reordering one, and keeps lines back until a chunk fills or it is flushed', async () => {
+    await withLogFile(async (file, destination, logger) => {
       logger.info({ n: 0 }, 'alone');
       // One short line is neither written nor handed on: no write per line.
       expect(readFileSync(file, 'utf8')).toBe('');
@@ -99,18 +108,11 @@ describe('the log destination', () => {
       const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { n: number; text?: string });
       expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 5001 }, (_, i) => i));
       for (const line of lines.slice(1)) expect(line.text).toBe(textOf(line.n));
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 
   it('writes a backlog out in a few writes, not one 16 KiB chunk per turn of the event loop', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'svcapi-logfile-'));
-    try {
-      const file = join(dir, 'svcapi-auth.log');
-      const destination = createLogDestination({ file, stdout: process.stdout, flushMs: 60_000 });
-      await destination.ready();
-      const logger = createLogger({ level: 'info', stream: destination.stream });
+    await withLogFile(async (file, destination, logger) => {
       // About 1.5 MB of lines in one turn, as a busy event loop produces between two turns.
       const filler = 'x'.repeat(250);
       for (let n = 0; n < 6000; n++) logger.info({ n, filler }, 'line');
@@ -133,9 +135,7 @@ describe('the log destination', () => {
       destination.close();
       expect(destination.backlogBytes()).toBe(0);
       expect(lineCount()).toBe(6000);
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
+    });
   });
 });
 
