@@ -191,6 +191,8 @@ describe('management listener', () => {
     expect(sample(metrics, 'svcapi_auth_password_hash_queue_depth')).toBe(0);
     expect(sample(metrics, 'svcapi_auth_housekeeping_runs_total', { task: 'tokens', result: 'ok' })).toBeGreaterThanOrEqual(1);
     expect(sample(metrics, 'svcapi_auth_ready')).toBe(1);
+    // Lines to a capture stream are written as they come: nothing waits (access-log.test.ts measures a buffered file).
+    expect(sample(metrics, 'svcapi_auth_log_backlog_bytes')).toBe(0);
     expect(sample(metrics, 'svcapi_auth_build_info', { node: process.version })).toBe(1);
 
     // Process metrics, event-loop lag among them.
