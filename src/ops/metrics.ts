@@ -7,6 +7,7 @@
  *
  * Each service instance has its own Registry (tests build several in one process).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import { OPERATIONS } from '../contract/operations.js';
@@ -103,7 +104,43 @@ export interface MetricsOptions {
   readonly logger?: Logger;
   /** Node.js process metrics: CPU, memory, handles, GC, event-loop lag (default true). */
   readonly processMetrics?: boolean;
+  /** The store-backed gauges are counted again at most this often (ms; default STORE_GAUGE_REFRESH_MS). */
+  readonly storeGaugeRefreshMs?: number;
   readonly version?: string;
+}
+
+/**
+ * The gauges read from the store (active tokens, password hash formats) are counted at most once
+ * a minute, in the background: a scrape reports the last count and, when it is older than this,
+ * starts the next. Counted at every scrape, the active tokens' scan of every token row took 25 s
+ * on 10 million tokens (bench:scale's store, SQLite, warm), and a scrape every 15 s would have
+ * kept a core busy; on SQLite that scan ran on the event loop, until it moved to the purge
+ * thread (sqlite-tokens.ts COUNT_ACTIVE_SQL). The users' GROUP BY took 0.3 s on a million.
+ */
+export const STORE_GAUGE_REFRESH_MS = 60_000;
+/**
+ * The first scrape waits this long (ms) for the first count, so that a small installation shows
+ * its exact figures at once; a larger one shows 0 until the count is done. Later scrapes never
+ * wait, the first count's included.
+ */
+export const STORE_GAUGE_FIRST_WAIT_MS = 1_000;
+
+/** Runs `count` (which sets its gauge and never throws) when its last run is older than `refreshMs`, one at a time. */
+function storeGaugeRefresher(count: () => Promise<void>, refreshMs: number, now: () => number): () => Promise<void> {
+  let countedAt = Number.NEGATIVE_INFINITY;
+  let running: Promise<void> | null = null;
+  let first = true;
+  return async () => {
+    if (running === null && now() - countedAt < refreshMs) return;
+    running ??= count().finally(() => {
+      countedAt = now();
+      running = null;
+    });
+    if (first) {
+      first = false;
+      await Promise.race([running, delay(STORE_GAUGE_FIRST_WAIT_MS, undefined, { ref: false })]);
+    }
+  };
 }
 
 export function createMetrics(options: MetricsOptions): ServiceMetrics {
@@ -206,30 +243,34 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
       options.logger?.warn({ err: error, metric: what }, 'metrics: store query failed');
     }
   };
-  new Gauge({
+  const refreshMs = options.storeGaugeRefreshMs ?? STORE_GAUGE_REFRESH_MS;
+  const clockMs = (): number => now().getTime();
+  const activeTokens = new Gauge({
     name: `${PREFIX}active_tokens`,
-    help: 'Session tokens that work now (not revoked, not past absolute or idle expiry); a store query at scrape time.',
+    help: 'Session tokens that work now (not revoked, not past absolute or idle expiry); counted by the store at most once a minute, in the background.',
     registers,
     async collect() {
-      await fromStore('active_tokens', async () => this.set(await store.countActiveTokens(now())));
+      await refreshActiveTokens();
     },
   });
-  new Gauge({
+  const refreshActiveTokens = storeGaugeRefresher(() => fromStore('active_tokens', async () => activeTokens.set(await store.countActiveTokens(now()))), refreshMs, clockMs);
+  const passwordHashes = new Gauge({
     name: `${PREFIX}password_hashes`,
-    help: 'Users by password hash format (migration progress towards argon2id); a store GROUP BY at scrape time.',
+    help: 'Users by password hash format (migration progress towards argon2id); a store GROUP BY at most once a minute, in the background.',
     labelNames: ['format'],
     registers,
     async collect() {
-      await fromStore('password_hashes', async () => {
-        const counts = new Map<HashFormat, number>(HASH_FORMATS.map((f) => [f, 0]));
-        for (const { scheme, count } of await store.countPasswordHashSchemes()) {
-          const format = hashFormat(scheme);
-          counts.set(format, (counts.get(format) ?? 0) + count);
-        }
-        for (const [format, count] of counts) this.set({ format }, count);
-      });
+      await refreshPasswordHashes();
     },
   });
+  const refreshPasswordHashes = storeGaugeRefresher(() => fromStore('password_hashes', async () => {
+    const counts = new Map<HashFormat, number>(HASH_FORMATS.map((f) => [f, 0]));
+    for (const { scheme, count } of await store.countPasswordHashSchemes()) {
+      const format = hashFormat(scheme);
+      counts.set(format, (counts.get(format) ?? 0) + count);
+    }
+    for (const [format, count] of counts) passwordHashes.set({ format }, count);
+  }), refreshMs, clockMs);
 
   const purged = new Counter({ name: `${PREFIX}housekeeping_deleted_total`, help: 'Rows deleted by scheduled housekeeping, by task.', labelNames: ['task'], registers });
   const runs = new Counter({ name: `${PREFIX}housekeeping_runs_total`, help: 'Housekeeping runs by task and result (ok, error).', labelNames: ['task', 'result'], registers });

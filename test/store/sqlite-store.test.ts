@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
-import { FIND_TOKEN_SQL } from '../../src/store/sqlite/sqlite-tokens.js';
+import { COUNT_ACTIVE_SQL, FIND_TOKEN_SQL } from '../../src/store/sqlite/sqlite-tokens.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
 import { openStore, parseDatabaseUrl } from '../../src/store/open-store.js';
 import { describeStoreContract } from './store-contract.js';
@@ -299,10 +299,37 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
+  it('counts a file\'s active tokens on the purge thread: no scan of the tokens on the serving connection', async () => {
+    const probe = new Database(':memory:');
+    const proto = Object.getPrototypeOf(probe.prepare('SELECT 1')) as { get: (...a: unknown[]) => unknown };
+    probe.close();
+    const store = await openStore(`sqlite:${freshFile()}`);
+    const user = await store.insertUser({ login: 'u', loginKey: 'u', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+    if (!user.ok) throw new Error('setup');
+    const now = new Date();
+    for (let i = 0; i < 3; i++) {
+      const tokenHash = createHash('sha256').update(`count${i}`).digest('hex');
+      await store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: now, expiresAt: new Date(now.getTime() + (i === 0 ? -1 : 60_000)) }, { passwordHash: 'h' });
+    }
+    const ran: string[] = [];
+    const { get } = proto;
+    proto.get = function (this: { source: string }, ...a: unknown[]): unknown {
+      ran.push(this.source);
+      return get.apply(this, a);
+    };
+    try {
+      expect(await store.countActiveTokens(now)).toBe(2);
+      expect(ran.filter((sql) => sql === COUNT_ACTIVE_SQL)).toEqual([]);
+    } finally {
+      proto.get = get;
+      await store.close();
+    }
+  });
+
   it('gives the purge thread\'s connection a small page cache (its memory), not the 16 MB default', async () => {
     const path = freshFile();
     await (await openStore(`sqlite:${path}`)).close();
-    const thread = startPurgeThread({ path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') });
+    const thread = startPurgeThread({ path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL, busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') });
     try {
       expect(await thread.cacheKiB()).toBe(PURGE_THREAD_CACHE_KIB);
       expect(PURGE_THREAD_CACHE_KIB).toBeLessThanOrEqual(2048);

@@ -1,6 +1,7 @@
 /**
  * Housekeeping's token purge on a SQLite file, run on a thread of its own with its own
- * connection, so that neither the DELETE nor what its commit sets off holds the event loop.
+ * connection, so that neither the DELETE nor what its commit sets off holds the event loop. The
+ * active-tokens gauge's count, a scan of every token, runs there too (sqlite-tokens.ts).
  *
  * On 10 million tokens each expired row sits on its own pages of the token table and of two of
  * its indexes: the purge writes ~3.5 pages per row to the WAL, and every ~1000 pages the commit
@@ -26,10 +27,12 @@ db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
 db.pragma('synchronous = NORMAL');
 db.pragma('cache_size = -' + workerData.cacheKiB);
 const purge = db.prepare(workerData.sql);
+const count = db.prepare(workerData.countSql);
 parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.close(); return; }
   try {
     if (m.settings) parentPort.postMessage({ id: m.id, changes: -db.pragma('cache_size', { simple: true }) });
+    else if (m.count) parentPort.postMessage({ id: m.id, changes: Number(count.get({ now: m.now }).n) });
     else parentPort.postMessage({ id: m.id, changes: purge.run({ before: m.before, limit: m.limit }).changes });
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: { message: String(error && error.message), code: error && error.code } });
@@ -48,12 +51,14 @@ export const PURGE_THREAD_CACHE_KIB = 2048;
 export interface PurgeThread {
   /** Deletes up to `limit` tokens expired before `before` (epoch ms); resolves with how many. */
   purge(before: number, limit: number): Promise<number>;
+  /** Runs `countSql` (a COUNT(*) AS n with @now) at `now` (epoch ms) on the thread's connection. */
+  count(now: number): Promise<number>;
   /** The page cache of the thread's connection, in KiB, as SQLite reports it (tests). */
   cacheKiB(): Promise<number>;
   close(): Promise<void>;
 }
 
-export function startPurgeThread(options: { readonly path: string; readonly sql: string; readonly busyTimeoutMs: number; readonly driver: string }): PurgeThread {
+export function startPurgeThread(options: { readonly path: string; readonly sql: string; readonly countSql: string; readonly busyTimeoutMs: number; readonly driver: string }): PurgeThread {
   const worker = new Worker(THREAD_CODE, { eval: true, workerData: { ...options, cacheKiB: PURGE_THREAD_CACHE_KIB } });
   worker.unref(); // an idle purge thread never keeps the process alive
   const waiting = new Map<number, { resolve(n: number): void; reject(e: unknown): void }>();
@@ -86,6 +91,7 @@ export function startPurgeThread(options: { readonly path: string; readonly sql:
   };
   return {
     purge: (before, limit) => ask({ before, limit }),
+    count: (now) => ask({ count: true, now }),
     cacheKiB: () => ask({ settings: true }),
     async close() {
       if (failed !== null) return;

@@ -17,4 +17,9 @@ export interface SqliteContext {
    * null: the purge runs on this connection, on the event loop.
    */
   readonly purgeOnThread: ((before: number, limit: number) => Promise<number>) | null;
+  /**
+   * The active-tokens count (COUNT_ACTIVE_SQL at `now`, epoch ms) on the same thread; null: on
+   * this connection, on the event loop.
+   */
+  readonly countOnThread: ((now: number) => Promise<number>) | null;
 }
