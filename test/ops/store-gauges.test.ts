@@ -73,6 +73,27 @@ describe('the store-backed gauges', () => {
     expect(f.calls).toEqual({ active: 2, hashes: 2 });
   });
 
+  it('wait ten times as long as a count took before the next, when that is more than the interval', async () => {
+    const f = fakeStore();
+    let t = 0;
+    const metrics = createMetrics({ store: f.store, processMetrics: false, now: () => new Date(t), storeGaugeRefreshMs: 60_000 });
+    const scrape = (): Promise<string> => metrics.registry.metrics();
+    await scrape();
+    t = 61_000;
+    const release = f.hold();
+    await scrape();
+    t = 81_000; // the count took 20 s (a fleet's tokens)
+    release();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(f.calls.active).toBe(2);
+    t = 81_000 + 150_000; // past the interval, not past 10 x 20 s
+    await scrape();
+    expect(f.calls.active).toBe(2);
+    t = 81_000 + 201_000;
+    await scrape();
+    expect(f.calls.active).toBe(3);
+  });
+
   it('do not hold the first scrape for a count that does not end', async () => {
     const f = fakeStore();
     f.hold(); // never released

@@ -1,9 +1,11 @@
+import { spawnSync } from 'node:child_process';
+import { pathToFileURL } from 'node:url';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
 import { COUNT_ACTIVE_SQL, FIND_TOKEN_SQL } from '../../src/store/sqlite/sqlite-tokens.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS } from '../../src/store/sqlite/migrations/sqlite-migrations.js';
@@ -326,6 +328,30 @@ describe('SQLite adapter specifics', () => {
     }
   });
 
+  it('keeps a process alive until the purge thread has closed, also when an answer arrives after close() began', async () => {
+    // In a process of its own, whose event loop has nothing else to wait for: the answer of a
+    // count sent just before close() had unref'd the thread that close() waits for, and the
+    // process ended at once with close() unsettled (exit code 13, a shutdown's logs lost).
+    const build = inject('distBuild');
+    if (!build.ok) throw new Error(`building dist/ failed:\n${build.output}`);
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const root = resolve(import.meta.dirname, '..', '..');
+    const script = join(dir, `race-${Date.now()}.mjs`);
+    writeFileSync(script, `
+      import { createRequire } from 'node:module';
+      import { startPurgeThread } from ${JSON.stringify(pathToFileURL(join(root, 'dist/store/sqlite/purge-thread.js')).href)};
+      import { COUNT_ACTIVE_SQL } from ${JSON.stringify(pathToFileURL(join(root, 'dist/store/sqlite/sqlite-tokens.js')).href)};
+      const thread = startPurgeThread({ path: process.argv[2], sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL,
+        busyTimeoutMs: 1000, driver: createRequire(${JSON.stringify(`${root}/`)}).resolve('better-sqlite3') });
+      await thread.count(Date.now(), '', 'g');
+      const answer = thread.count(Date.now(), '', 'g');
+      await thread.close();
+      console.log('closed', await answer);`);
+    const result = spawnSync(process.execPath, [script, path], { encoding: 'utf8', timeout: 30_000 });
+    expect({ status: result.status, out: result.stdout.trim() }).toEqual({ status: 0, out: 'closed 0' });
+  });
+
   it('gives the purge thread\'s connection a small page cache (its memory), not the 16 MB default', async () => {
     const path = freshFile();
     await (await openStore(`sqlite:${path}`)).close();
@@ -334,6 +360,7 @@ describe('SQLite adapter specifics', () => {
       expect(await thread.cacheKiB()).toBe(PURGE_THREAD_CACHE_KIB);
       expect(PURGE_THREAD_CACHE_KIB).toBeLessThanOrEqual(2048);
       expect(await thread.purge(Date.now(), 10)).toBe(0);
+      expect(await thread.count(Date.now(), '', 'g')).toBe(0);
     } finally {
       await thread.close();
     }

@@ -32,7 +32,7 @@ parentPort.on('message', (m) => {
   if (m.close) { db.close(); parentPort.close(); return; }
   try {
     if (m.settings) parentPort.postMessage({ id: m.id, changes: -db.pragma('cache_size', { simple: true }) });
-    else if (m.count) parentPort.postMessage({ id: m.id, changes: Number(count.get({ now: m.now }).n) });
+    else if (m.count) parentPort.postMessage({ id: m.id, changes: Number(count.get({ now: m.now, lo: m.lo, hi: m.hi }).n) });
     else parentPort.postMessage({ id: m.id, changes: purge.run({ before: m.before, limit: m.limit }).changes });
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: { message: String(error && error.message), code: error && error.code } });
@@ -51,8 +51,8 @@ export const PURGE_THREAD_CACHE_KIB = 2048;
 export interface PurgeThread {
   /** Deletes up to `limit` tokens expired before `before` (epoch ms); resolves with how many. */
   purge(before: number, limit: number): Promise<number>;
-  /** Runs `countSql` (a COUNT(*) AS n with @now) at `now` (epoch ms) on the thread's connection. */
-  count(now: number): Promise<number>;
+  /** Runs `countSql` (a COUNT(*) AS n with @now, @lo and @hi) on the thread's connection. */
+  count(now: number, lo: string, hi: string): Promise<number>;
   /** The page cache of the thread's connection, in KiB, as SQLite reports it (tests). */
   cacheKiB(): Promise<number>;
   close(): Promise<void>;
@@ -64,6 +64,7 @@ export function startPurgeThread(options: { readonly path: string; readonly sql:
   const waiting = new Map<number, { resolve(n: number): void; reject(e: unknown): void }>();
   let next = 0;
   let failed: unknown = null;
+  let closing = false;
   const failAll = (error: unknown): void => {
     failed = error;
     for (const w of waiting.values()) w.reject(error);
@@ -86,15 +87,19 @@ export function startPurgeThread(options: { readonly path: string; readonly sql:
       worker.ref(); // a purge in progress keeps the process alive until it answers
       worker.postMessage({ id, ...message });
     }).finally(() => {
-      if (waiting.size === 0) worker.unref();
+      // Not once close() began: an answer arriving after it (a count's range, a purge batch)
+      // unref'd the thread that close() waits for, and with nothing else pending the process
+      // ended with the shutdown unfinished (exit code 13) and the buffered log lines lost.
+      if (waiting.size === 0 && !closing) worker.unref();
     });
   };
   return {
     purge: (before, limit) => ask({ before, limit }),
-    count: (now) => ask({ count: true, now }),
+    count: (now, lo, hi) => ask({ count: true, now, lo, hi }),
     cacheKiB: () => ask({ settings: true }),
     async close() {
       if (failed !== null) return;
+      closing = true;
       const gone = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
       worker.ref(); // the process waits for the thread to close its connection and end
       worker.postMessage({ close: true });
