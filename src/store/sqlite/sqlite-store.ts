@@ -274,8 +274,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const noThread = inMemory || !(options.purgeThread ?? true);
   let closing = false;
   const thread = (): PurgeThread => {
-    // A count between two ranges when close() began: no new thread on a closing store.
-    if (closing) throw new Error('the store closed during the count');
+    // A count between two ranges, or a purge batch, once close() began: no new thread on a closing store.
+    if (closing) throw new Error('the store is closing');
     purgeThread ??= startPurgeThread({
       path: options.path, sql: PURGE_EXPIRED_SQL, countSql: COUNT_ACTIVE_SQL,
       busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), driver: require.resolve('better-sqlite3'),
