@@ -142,12 +142,14 @@ function storeGaugeRefresher(count: () => Promise<void>, refreshMs: number, now:
   let first = true;
   return async () => {
     if (running === null && now() - countedAt < Math.max(refreshMs, STORE_GAUGE_COST_FACTOR * lastTookMs)) return;
-    const startedAt = now();
-    running ??= count().finally(() => {
-      countedAt = now();
-      lastTookMs = countedAt - startedAt;
-      running = null;
-    });
+    if (running === null) {
+      const startedAt = now();
+      running = count().finally(() => {
+        countedAt = now();
+        lastTookMs = countedAt - startedAt;
+        running = null;
+      });
+    }
     if (first) {
       first = false;
       await Promise.race([running, delay(STORE_GAUGE_FIRST_WAIT_MS, undefined, { ref: false })]);
