@@ -41,9 +41,10 @@
  *
  * Trouble is reported by kind only, as in legacy-forwarder.ts.
  */
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { buildConnector, Client, type Dispatcher } from 'undici';
+import type { buildConnector as BuildConnector, Client as UndiciClient, Dispatcher } from 'undici';
 import type { RawAnswer } from '../compat/answer-compare.js';
 import { failureOf, type ForwardFailure, type ForwardRequest, type ForwardResult, type LegacyForwarder, type LegacyForwarderOptions } from './legacy-forwarder.js';
 
@@ -53,6 +54,16 @@ export interface PipelinedForwarderOptions extends LegacyForwarderOptions {
   /** Told the event-loop milliseconds spent sending and reading (shadow mode's CPU budget). */
   readonly onWork?: (ms: number) => void;
 }
+
+// The two modules of undici this forwarder uses, not its entry point: 'undici' loads all of undici
+// (fetch, WebSocket, caches, cookies, proxies), 240 ms of a start's CPU here against 75 ms for
+// these (2026-11-29, `node -e "import('undici')"`), and a shadowed server then took about 1 s to
+// be ready against 0.6 s without shadowing (bench/startup.mjs). undici declares no "exports", so
+// its files are reachable; the tests of this file load them, so an undici that moves them fails
+// there, not in production. The types are the entry point's.
+const requireUndici = createRequire(import.meta.url);
+const Client = requireUndici('undici/lib/dispatcher/client.js') as typeof UndiciClient;
+const buildConnector = requireUndici('undici/lib/core/connect.js') as typeof BuildConnector;
 
 /** A failure of ours, given to undici's abort so that the exchange ends as this kind. */
 class ExchangeFailure extends Error {
@@ -112,12 +123,12 @@ export function createPipelinedForwarder(options: PipelinedForwarderOptions): Le
   const base = { origin: url.origin, blocking: false } as const;
   /** One undici Client per connection, its socket once connected, and the exchanges placed on it not yet done with by undici. */
   interface Connection {
-    readonly client: Client;
+    readonly client: UndiciClient;
     socket: Socket | null;
     placed: number;
   }
   function open(): Connection {
-    const connect: buildConnector.connector = (opts, callback) => {
+    const connect: BuildConnector.connector = (opts, callback) => {
       connector(opts, (...args) => {
         const socket = args[1];
         if (socket !== null) {

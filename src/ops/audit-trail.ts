@@ -11,7 +11,7 @@
  *
  * The CLI writes its admin events straight to the store instead (src/cli/main.ts).
  */
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Counter, Gauge, type Registry } from './prometheus.js';
 import type { Logger } from 'pino';
 import { AUDIT_EVENT_TYPES, authAuditEvents, LOGIN_FP_SECRET, newLoginFingerprintKey, toAuditEvent, type AuditInput } from '../domain/audit.js';
 import type { AuthEvents } from '../domain/auth-events.js';

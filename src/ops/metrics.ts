@@ -8,7 +8,7 @@
  * Each service instance has its own Registry (tests build several in one process).
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from './prometheus.js';
 import type { Logger } from 'pino';
 import { OPERATIONS } from '../contract/operations.js';
 import { LOGIN_OUTCOMES, type AuthEvents } from '../domain/auth-events.js';
@@ -163,7 +163,7 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const registry = new Registry();
   const registers = [registry];
 
-  if (options.processMetrics ?? true) collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 20 });
+  if (options.processMetrics ?? true) collectDefaultMetrics(registry, 20);
 
   new Gauge({
     name: `${PREFIX}build_info`,

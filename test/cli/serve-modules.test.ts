@@ -20,8 +20,8 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const PRELOAD = fileURLToPath(new URL('../support/module-trace.mjs', import.meta.url));
 let counter = 0;
 
-/** What a `serve` loaded until it was stopped: module paths (dist/... or node_modules/<package>/...). */
-async function modulesOf(args: readonly string[], env: Record<string, string>, during?: (server: ServerProcess) => Promise<void>): Promise<string[]> {
+/** The files a `serve` loaded until it was stopped, as the trace has them. */
+async function filesOf(args: readonly string[], env: Record<string, string>, during?: (server: ServerProcess) => Promise<void>): Promise<string[]> {
   requireDist();
   const trace = join(dir, `trace-${++counter}`);
   const server = await startServer(['--db', `sqlite:${join(dir, `db-${counter}.db`)}`, ...args], {
@@ -32,8 +32,12 @@ async function modulesOf(args: readonly string[], env: Record<string, string>, d
   server.child.kill('SIGTERM');
   expect((await server.exited).code).toBe(0);
   const text = readFileSync(`${trace}.${server.child.pid ?? 0}`, 'utf8');
-  return [...new Set(text.split('\n').filter(Boolean).map((line) => {
-    const path = decodeURIComponent(line.replace(/^(esm|cjs) (file:\/\/)?/, ''));
+  return text.split('\n').filter(Boolean).map((line) => decodeURIComponent(line.replace(/^(esm|cjs) (file:\/\/)?/, '')));
+}
+
+/** What a `serve` loaded until it was stopped: module paths (dist/... or node_modules/<package>/...). */
+async function modulesOf(args: readonly string[], env: Record<string, string>, during?: (server: ServerProcess) => Promise<void>): Promise<string[]> {
+  return [...new Set((await filesOf(args, env, during)).map((path) => {
     const nm = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(path);
     if (nm) return `node_modules/${nm[1]}/`;
     const ours = /\/dist\/(.+)$/.exec(path);
@@ -41,8 +45,10 @@ async function modulesOf(args: readonly string[], env: Record<string, string>, d
   }))];
 }
 
+// @opentelemetry/api: prom-client's entry point loads it for exemplars, which are never enabled
+// (45 ms of a start: src/ops/prometheus.ts).
 const NOT_FOR_SERVING = [
-  'dist/cli/program.js', 'dist/cli/import-legacy.js', 'dist/cli/export-import.js', 'dist/cli/news-import.js', 'dist/cli/compat-commands.js',
+  'node_modules/@opentelemetry/api/', 'dist/cli/program.js', 'dist/cli/import-legacy.js', 'dist/cli/export-import.js', 'dist/cli/news-import.js', 'dist/cli/compat-commands.js',
   'dist/cli/ops-commands.js', 'dist/cli/user-commands.js', 'dist/compat/learn.js', 'node_modules/csv-parse/',
 ];
 const UNLESS_CONFIGURED = [
@@ -77,5 +83,13 @@ describe('serve loads only what serving needs', () => {
       'node_modules/yaml/',
     ]));
     expect(loaded.filter((m) => NOT_FOR_SERVING.includes(m))).toEqual([]);
+  });
+
+  it('loads undici\'s client for shadow mode, not undici\'s entry point (fetch, WebSocket, caches: 240 ms of a start)', async () => {
+    const legacy = await startServer(['--db', `sqlite:${join(dir, 'legacy-undici.db')}`]);
+    const files = await filesOf([], { SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_SHADOW_RATE: '1', SVCAPI_LOG_LEVEL: 'warn' });
+    const undici = files.filter((f) => f.includes('/node_modules/undici/')).map((f) => f.replace(/.*\/node_modules\/undici\//, ''));
+    expect(undici).toEqual(expect.arrayContaining(['lib/dispatcher/client.js', 'lib/core/connect.js']));
+    expect(undici.filter((f) => f === 'index.js' || f.startsWith('lib/web/'))).toEqual([]);
   });
 });
