@@ -7,7 +7,7 @@
  * of two documents names exactly what a regenerated client would see differently.
  */
 import { SaxesParser, type SaxesTagNS } from 'saxes';
-import { createTwoFilesPatch } from 'diff';
+import { createTwoFilesPatch } from 'diff/lib/patch/create.js';
 
 /** Attribute values that are a QName in WSDL / XSD. */
 const QNAME_VALUE = /^([A-Za-z_][\w.-]*):([A-Za-z_][\w.-]*)$/;

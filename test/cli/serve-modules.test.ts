@@ -85,11 +85,15 @@ describe('serve loads only what serving needs', () => {
     expect(loaded.filter((m) => NOT_FOR_SERVING.includes(m))).toEqual([]);
   });
 
-  it('loads undici\'s client for shadow mode, not undici\'s entry point (fetch, WebSocket, caches: 240 ms of a start)', async () => {
+  it('loads undici\'s client and diff\'s patch maker for shadow mode, not their entry points (fetch, WebSocket, caches: 240 ms of a start)', async () => {
     const legacy = await startServer(['--db', `sqlite:${join(dir, 'legacy-undici.db')}`]);
     const files = await filesOf([], { SVCAPI_LEGACY_URL: legacy.url, SVCAPI_LEGACY_SHADOW_RATE: '1', SVCAPI_LOG_LEVEL: 'warn' });
     const undici = files.filter((f) => f.includes('/node_modules/undici/')).map((f) => f.replace(/.*\/node_modules\/undici\//, ''));
     expect(undici).toEqual(expect.arrayContaining(['lib/dispatcher/client.js', 'lib/core/connect.js']));
     expect(undici.filter((f) => f === 'index.js' || f.startsWith('lib/web/'))).toEqual([]);
+    // diff: the patch maker answer-compare.ts uses, not the package's entry point.
+    const diff = files.filter((f) => f.includes('/node_modules/diff/')).map((f) => f.replace(/.*\/node_modules\/diff\//, ''));
+    expect(diff).toContain('libesm/patch/create.js');
+    expect(diff).not.toContain('libesm/index.js');
   });
 });
