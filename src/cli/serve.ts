@@ -212,6 +212,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
       tokenCacheEntries: config.performance.tokenCacheEntries,
+      sessionMemoryEntries: config.performance.sessionMemoryEntries,
       tokenReadWithRevisions: config.performance.tokenReadWithRevisions,
       newsCacheEntries: config.performance.newsCacheEntries,
       ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),

@@ -87,6 +87,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   // --- speed-ups with an off switch (docs/architecture.md) ---
   const performance = {
     tokenCacheEntries: number('performance.tokenCacheEntries', 'SVCAPI_TOKEN_CACHE_ENTRIES', 50_000, 0, 10_000_000),
+    // A fleet's sessions remembered compactly, 22 bytes each (domain/session-memory.ts).
+    sessionMemoryEntries: number('performance.sessionMemoryEntries', 'SVCAPI_SESSION_MEMORY_ENTRIES', 1_500_000, 0, 10_000_000),
     // A token not in memory is read with the turn's revisions, in one snapshot (domain/revision-gate.ts).
     tokenReadWithRevisions: bool('performance.tokenReadWithRevisions', 'SVCAPI_TOKEN_READ_WITH_REVISIONS', true),
     newsCacheEntries: number('performance.newsCacheEntries', 'SVCAPI_NEWS_CACHE_ENTRIES', 1000, 0, 1_000_000),

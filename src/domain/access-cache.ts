@@ -33,23 +33,42 @@
  * - A token the memory does not hold at all would be read whatever the revisions say: it is read
  *   with them, in the turn's read (revision-gate.ts currentWithToken), and kept, if at all, under
  *   exactly the revision of that snapshot.
+ * - Besides the records, every session read that would be kept is also remembered compactly
+ *   (session-memory.ts: its expiry under its revision, 22 bytes, admitted at once): a fleet's
+ *   working set of a million tokens fits there, where the records' Map holds 50,000. Only a
+ *   plain ValidateUserToken asks it (checkToken); what needs the whole row (the owner, a ticket,
+ *   WhatsNew and GetUserLoginURL's session) reads the records as before.
  */
 import type { AccountStore, Application, TokenRecord, TokenStore } from '../store/store.js';
 import { recentMap, type RecentMap } from './recent-map.js';
+import { createSessionMemory, type SessionMemory } from './session-memory.js';
 import type { RevisionGate } from './revision-gate.js';
 
 export interface AccessCache {
   /** Store.findToken as of now. */
   findToken(tokenHash: string): Promise<TokenRecord | null>;
+  /**
+   * For a plain session check: a number when the session memory vouches for the token as of now
+   * (the session's expiry, epoch ms), otherwise findToken's answer (the row, or null).
+   */
+  checkToken(tokenHash: string): Promise<number | TokenRecord | null>;
   /** Store.getApplication as of now. */
   getApplication(appId: number): Promise<Application | null>;
 }
+
+/** Default of AccessCacheOptions.maxSessions: 1,500,000 fit the table of 2^21 slots (44 MiB). */
+export const DEFAULT_SESSION_MEMORY_ENTRIES = 1_500_000;
 
 export interface AccessCacheOptions {
   readonly store: Pick<TokenStore, 'findToken'> & Pick<AccountStore, 'getApplication'>;
   readonly revisions: RevisionGate;
   /** Session tokens kept at most (default 50,000); 0 keeps nothing and reads the store every time. */
   readonly maxTokens?: number;
+  /**
+   * Sessions remembered compactly at most (session-memory.ts; default DEFAULT_SESSION_MEMORY_ENTRIES;
+   * 0: none, every check not answered by the records reads the store). Off too with maxTokens 0.
+   */
+  readonly maxSessions?: number;
   /** Applications kept at most (default 1000). */
   readonly maxApplications?: number;
   /** The clock expiry is judged by, in epoch milliseconds (default Date.now). */
@@ -107,8 +126,14 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
   const maxTokens = Math.max(0, Math.trunc(options.maxTokens ?? 50_000));
   if (maxTokens === 0) {
     // The reference behaviour, kept callable: what every kept answer must equal.
-    return { findToken: (hash) => store.findToken(hash), getApplication: (appId) => store.getApplication(appId) };
+    return { findToken: (hash) => store.findToken(hash), checkToken: (hash) => store.findToken(hash), getApplication: (appId) => store.getApplication(appId) };
   }
+  const sessions: SessionMemory = createSessionMemory(options.maxSessions ?? DEFAULT_SESSION_MEMORY_ENTRIES);
+  /** What a fresh read of a token under `revision` leaves in the session memory. */
+  const rememberSession = (tokenHash: string, token: TokenRecord | null, revision: number): void => {
+    if (token !== null && keepable(token)) sessions.set(tokenHash, revision, token.expiresAt.getTime());
+    else sessions.delete(tokenHash);
+  };
   // Read on every request, written on a miss: forgotten in the order they were kept (recent-map.ts).
   const tokens = recentMap<Kept<TokenRecord>>(maxTokens, { byUse: false });
   const applications = recentMap<Kept<Application>>(Math.max(1, Math.trunc(options.maxApplications ?? 1000)));
@@ -123,7 +148,8 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
    * or they would not be the same revision.
    */
   function through<T>(memory: RecentMap<Kept<T>>, reading: Map<string, Kept<Promise<T | null>>>, key: string, read: () => Promise<T | null>,
-    keep: (value: T) => boolean, usable: (value: T) => boolean, admit: (key: string) => boolean): Promise<T | null> {
+    keep: (value: T) => boolean, usable: (value: T) => boolean, admit: (key: string) => boolean,
+    onRead?: (key: string, fresh: T | null, revision: number) => void): Promise<T | null> {
     return revisions.current().then(({ access }) => {
       const kept = memory.get(key);
       if (kept !== undefined && kept.revision === access && usable(kept.value)) return kept.value;
@@ -132,6 +158,7 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
       // Kept before (now stale or expired): worth keeping again; otherwise the doorkeeper decides.
       const admitted = kept !== undefined || admit(key);
       const value = read().then((fresh) => {
+        onRead?.(key, fresh, access);
         if (fresh !== null && admitted && keep(fresh)) memory.set(key, { revision: access, value: fresh });
         else memory.delete(key);
         return fresh;
@@ -151,16 +178,28 @@ export function createAccessCache(options: AccessCacheOptions): AccessCache {
   function readWithRevisions(tokenHash: string): Promise<TokenRecord | null> {
     // Settled once per turn and token (requests of one turn for one token share the read): one miss for the doorkeeper, as in through().
     return revisions.currentWithToken(tokenHash, ({ revisions: { access }, token }) => {
+      rememberSession(tokenHash, token, access);
       if (token !== null && keepable(token) && recentTokens.seen(tokenHash)) tokens.set(tokenHash, { revision: access, value: token });
       else tokens.delete(tokenHash);
       return token;
     });
   }
 
+  const findToken = (tokenHash: string): Promise<TokenRecord | null> => (prefetch && tokens.get(tokenHash) === undefined && !readingTokens.has(tokenHash)
+    ? readWithRevisions(tokenHash)
+    : through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired, recentTokens.seen, rememberSession));
+
   return {
-    findToken: (tokenHash) => (prefetch && tokens.get(tokenHash) === undefined && !readingTokens.has(tokenHash)
-      ? readWithRevisions(tokenHash)
-      : through(tokens, readingTokens, tokenHash, () => store.findToken(tokenHash), keepable, unexpired, recentTokens.seen)),
+    findToken,
+    checkToken(tokenHash) {
+      // Not remembered: findToken (with the turn's revisions in one snapshot, when not kept either).
+      if (!sessions.holds(tokenHash)) return findToken(tokenHash);
+      return revisions.current().then<number | TokenRecord | null>(({ access }) => {
+        const until = sessions.validUntil(tokenHash, access, now());
+        // Remembered under an older revision, or expired by now: read again, as a stale record is.
+        return until >= 0 ? until : findToken(tokenHash);
+      });
+    },
     getApplication: (appId) => through(applications, readingApplications, String(appId), () => store.getApplication(appId), () => true, () => true, () => true),
   };
 }

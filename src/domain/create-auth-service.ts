@@ -71,6 +71,8 @@ export interface AuthServiceDeps {
    * 0 reads the store on every call.
    */
   readonly tokenCacheEntries?: number;
+  /** Sessions remembered compactly for ValidateUserToken (session-memory.ts; default 1,500,000; 0: none). */
+  readonly sessionMemoryEntries?: number;
   /** A token not in memory is read with the turn's revisions in one snapshot (default true; access-cache.ts). */
   readonly tokenReadWithRevisions?: boolean;
   /** At most one revisions read under way (revision-gate.ts; default false). */
@@ -109,6 +111,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const revisions = createRevisionGate(store, { oneAtATime: deps.revisionReadsOneAtATime ?? false });
   const news = createNewsCache({ store, clock, revisions, ...(deps.newsCacheEntries !== undefined && { maxEntries: deps.newsCacheEntries }) });
   const access = createAccessCache({ store, revisions, now: () => clock.now().getTime(), ...(deps.tokenCacheEntries !== undefined && { maxTokens: deps.tokenCacheEntries }),
+    ...(deps.sessionMemoryEntries !== undefined && { maxSessions: deps.sessionMemoryEntries }),
     ...(deps.tokenReadWithRevisions !== undefined && { readWithRevisions: deps.tokenReadWithRevisions }) });
 
   /** A live session token (never a ticket), with its use recorded for sliding expiry. */
@@ -147,7 +150,13 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       };
       if (canonical === null) return unknown();
       const tokenHash = hashToken(canonical);
-      const record = await access.findToken(tokenHash);
+      // The owner needs the row; a plain check may be answered by the session memory (access-cache.ts).
+      const found = options?.owner === true ? await access.findToken(tokenHash) : await access.checkToken(tokenHash);
+      if (typeof found === 'number') {
+        events.tokenValidated({ valid: true, kind: 'session', ctx });
+        return { valid: true, expiresAt: new Date(found) };
+      }
+      const record = found;
       if (record === null) return unknown();
       const now = clock.now();
       const verdict = evaluateToken(record, now);

@@ -30,21 +30,43 @@ describe('token validation memory', () => {
       expect(answers.every((a) => a.valid)).toBe(true);
       expect(w.revisionReads() - revisions).toBe(1);
       expect(w.tokenReads() - rows).toBe(1);
-      // Kept from its second miss on (the doorkeeper): one more read, then none.
+      // Remembered at its first read (the session memory): no more reads, one revisions read per turn.
       for (let i = 0; i < 10; i++) expect(await valid(w, token)).toBe(true);
       expect(w.revisionReads() - revisions).toBe(11);
-      expect(w.tokenReads() - rows).toBe(2);
+      expect(w.tokenReads() - rows).toBe(1);
       // Logins elsewhere do not empty the memory.
       await login(w.service, 2, 'bob');
       expect(await valid(w, token)).toBe(true);
-      expect(w.tokenReads() - rows).toBe(2);
+      expect(w.tokenReads() - rows).toBe(1);
     } finally {
       await w.close();
     }
   });
 
-  it('keeps a token from its second check on, not at its first: a fleet checking each token once in a while keeps nothing', async () => {
+  it('remembers a fleet of sessions at their first read, more than the records hold, for plain checks only: the owner, WhatsNew and GetUserLoginURL read the row', async () => {
     const w = await makeWorld(freshSqlite(), { tokenCacheEntries: 4 });
+    try {
+      const tokens: string[] = [];
+      for (let i = 0; i < 12; i++) tokens.push(await login(w.service, 2, LOGINS[i % 2]));
+      const rows = w.tokenReads();
+      for (let round = 0; round < 3; round++) for (const t of tokens) expect(await valid(w, t)).toBe(true);
+      expect(w.tokenReads() - rows).toBe(12);
+      // A check that shows the owner needs the row: the records do not hold these twelve.
+      const owned = await w.service.validateUserToken(tokens[1] ?? '', ctx, { owner: true });
+      expect(owned).toEqual({ valid: true, expiresAt: expect.any(Date), owner: { login: 'bob', appId: 2 } });
+      expect(w.tokenReads() - rows).toBe(13);
+      // So does a session that WhatsNew or GetUserLoginURL judges.
+      await w.service.whatsNew({ appToken: tokens[2] ?? '', appId: 2, appVersion: null, language: null, qtyNews: 5 }, ctx);
+      expect(w.tokenReads() - rows).toBe(14);
+      expect(await valid(w, tokens[2] ?? '')).toBe(true);
+      expect(w.tokenReads() - rows).toBe(14);
+    } finally {
+      await w.close();
+    }
+  });
+
+  it('without the session memory, keeps a token from its second check on, not at its first: a fleet checking each token once in a while keeps nothing', async () => {
+    const w = await makeWorld(freshSqlite(), { tokenCacheEntries: 4, sessionMemoryEntries: 0 });
     try {
       const tokens: string[] = [];
       for (let i = 0; i < 12; i++) tokens.push(await login(w.service, 2, LOGINS[i % 2]));

@@ -62,7 +62,7 @@ export async function must<T>(result: Promise<{ ok: true; value: T } | { ok: fal
   return r.value;
 }
 
-export async function makeWorld(url: string, options: { tokenCacheEntries?: number; revisionsDelayMs?: number; legacyTokens?: LegacyTokenPassthrough } = {}): Promise<World> {
+export async function makeWorld(url: string, options: { tokenCacheEntries?: number; sessionMemoryEntries?: number; revisionsDelayMs?: number; legacyTokens?: LegacyTokenPassthrough } = {}): Promise<World> {
   const store = await openStore(url);
   const clock = fakeClock();
   const hasher = fakeHasher();
@@ -71,6 +71,7 @@ export async function makeWorld(url: string, options: { tokenCacheEntries?: numb
   const service = createAuthService({
     store: counting.store, hasher, clock, random: counterRandom(),
     ...(options.tokenCacheEntries !== undefined && { tokenCacheEntries: options.tokenCacheEntries }),
+    ...(options.sessionMemoryEntries !== undefined && { sessionMemoryEntries: options.sessionMemoryEntries }),
     ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
   });
   await must(admin.addApplication({ appId: PORTAL, name: 'Portal', requireIp: false, loginUrl: 'https://portal.example/in', tokenLifetimeSeconds: 8 * 3600, idleTimeoutSeconds: 30 * 60, defaultLanguage: 'en' }));
@@ -89,14 +90,17 @@ export const valid = async (w: World, token: string): Promise<boolean> => (await
 /**
  * `steps` random logins, revocations, disabled users and applications, grants and clock moves on
  * the database at `dbUrl`, written through this service's store or another connection; after each,
- * ValidateUserToken with the memory, with a tiny memory and without any must give the same answers.
+ * ValidateUserToken with the memory, with a tiny memory, with the records alone and without any
+ * must give the same answers, with and without the owner.
  */
 export async function accessCacheDifferential(dbUrl: string, steps: number): Promise<void> {
   const cached = await makeWorld(dbUrl);
   const writerStore = await openStore(dbUrl);
   const writer = createAdminService({ store: writerStore, hasher: fakeHasher(), clock: cached.clock });
   const reference = createAuthService({ store: cached.store, hasher: fakeHasher(), clock: cached.clock, random: counterRandom(), tokenCacheEntries: 0 });
-  const tiny = createAuthService({ store: cached.store, hasher: fakeHasher(), clock: cached.clock, random: counterRandom(), tokenCacheEntries: 2 });
+  const tiny = createAuthService({ store: cached.store, hasher: fakeHasher(), clock: cached.clock, random: counterRandom(), tokenCacheEntries: 2, sessionMemoryEntries: 3 });
+  // The records alone, as before the session memory (and as an operator may run it).
+  const recordsOnly = createAuthService({ store: cached.store, hasher: fakeHasher(), clock: cached.clock, random: counterRandom(), sessionMemoryEntries: 0 });
   try {
     const rnd = seededRandom(11);
     const tokens: string[] = ['garbage', '00000000-0000-0000-0000-000000000000'];
@@ -133,6 +137,9 @@ export async function accessCacheDifferential(dbUrl: string, steps: number): Pro
         const expected = await reference.validateUserToken(token, ctx);
         expect(await cached.service.validateUserToken(token, ctx), label).toEqual(expected);
         expect(await tiny.validateUserToken(token, ctx), label).toEqual(expected);
+        expect(await recordsOnly.validateUserToken(token, ctx), label).toEqual(expected);
+        // The owner is read with the row, never from the session memory.
+        expect(await cached.service.validateUserToken(token, ctx, { owner: true }), label).toEqual(await reference.validateUserToken(token, ctx, { owner: true }));
         if (expected.valid) positives++;
       }
     }
