@@ -18,7 +18,8 @@ const request = {};
 if (spec.rotate) {
   const tokens = readFileSync(spec.rotate.file, 'utf8').split('\n').filter((t) => t !== '');
   const [before, after] = spec.body.split(spec.rotate.placeholder);
-  let i = Math.floor(Math.random() * tokens.length);
+  // The token before the first one sent: `start` when given (see bench/lib/load.mjs), else a random one.
+  let i = ((spec.rotate.start ?? Math.floor(Math.random() * tokens.length)) + tokens.length - 1) % tokens.length;
   request.setupRequest = (req) => {
     i = (i + 1) % tokens.length;
     return { ...req, body: before + tokens[i] + after };

@@ -6,17 +6,22 @@
  * - hot: the load rotates over 10,000 tokens, fewer than the process keeps in memory
  *   (performance.tokenCacheEntries), so after the first pass it measures the kept path;
  * - fleet: the load rotates over 1,000,000 distinct tokens (every device of a fleet holds its
- *   own token and checks it every few minutes), more than the memory holds, so nearly every
- *   request reads the store: it measures the miss path.
+ *   own token and checks it every few minutes), more than the records in memory hold
+ *   (performance.tokenCacheEntries) but not the session memory (performance.sessionMemoryEntries,
+ *   domain/session-memory.ts). Its first pass, every check of a token not seen before, reads the
+ *   store: the miss path, measured in the windows of that pass ("fleet, first pass"). The fleet
+ *   cells then measure the steady state, every device having checked its token before.
  *
  * Both rotations are spread over the token numbers, so over the key space; each request asks
- * about the next token of its rotation. Runs alternate between the cells (rounds), and the
- * ratios fleet/hot are taken within a run.
+ * about the next token of its rotation, and each load goes on where the server's last load of
+ * that rotation left it. Runs alternate between the cells (rounds), and the ratios fleet/hot
+ * are taken within a run.
  *
  * Then, per store, housekeeping at that size: 1,000,000 tokens that expired two days ago are
  * added, a server is started (its housekeeping's first run begins at once and deletes them in
  * batches) and the fleet load runs in windows while the purge goes on, then again once it is
- * done: token-check p99 during the purge against p99 without it, same server.
+ * done: token-check p99 during the purge against p99 without it, same server. These servers run
+ * with the session memory off, so that every check reads the store beside the purge.
  *
  * Memory: the peak VmRSS of the server and, separately, the peaks of RssAnon (heap, SQLite's
  * page cache, malloc: what the process owns) and RssFile (pages of mapped files: the binary,
@@ -296,10 +301,16 @@ async function main() {
         if (!/>true</.test(answer.body)) throw new Error(`${s.name}: token ${t} does not validate: ${answer.body}`);
       }
     };
+    // Each server's rotations go on where its last load left them, as a fleet's devices take
+    // turns: a load never starts over at the tokens the one before it just checked.
+    const cursors = new Map();
     const measure = async (server, rotate, connections, durationS) => {
+      const key = `${server.pid} ${rotate}`;
+      const start = cursors.get(key) ?? 0;
       const cpuBefore = treeCpu(server.pid);
       const memory = sampleMemory(server.pid);
-      const r = await runLoad({ origin: server.origin, req, connections, durationS, cpu: layout.load, client, tmpDir: tmp, rotate: { file: files[rotate], placeholder: PLACEHOLDER } });
+      const r = await runLoad({ origin: server.origin, req, connections, durationS, cpu: layout.load, client, tmpDir: tmp, rotate: { file: files[rotate], placeholder: PLACEHOLDER, start } });
+      cursors.set(key, (start + r.requests) % rotations[rotate].length);
       const cpuSeconds = cpuDelta(cpuBefore, treeCpu(server.pid));
       const peak = memory.stop();
       return { ...r, rssMb: peak.rss, anonMb: peak.anon, fileMb: peak.file, cpuUsPerReq: r.requests > 0 ? (cpuSeconds * 1e6) / r.requests : null };
@@ -322,10 +333,24 @@ async function main() {
       log(`scale: ${name} ready in ${fmtInt(s.readyMs)} ms${checkMs[name] > 0 ? `, its check of the file ended ${fmtInt(checkMs[name])} ms later` : ''}`);
     }
     const cells = [];
+    const firstPass = {};
     for (const c of o.connections) for (const name of o.stores) for (const rotate of ['hot', 'fleet']) cells.push({ store: name, rotate, connections: c, runs: [] });
     for (let round = 1; round <= o.runs; round++) {
       for (const cell of cells) {
-        if (round === 1) await measure(live[cell.store], cell.rotate, cell.connections, o.durationS); // warm-up: a pass over the hot set, the file's pages
+        if (round === 1) {
+          if (cell.rotate === 'fleet' && firstPass[cell.store] === undefined) {
+            // Warm-up: one whole pass over the fleet, so that every device has checked its token
+            // once, as in a fleet's steady state (each device checks every few minutes). Each of
+            // its windows checks tokens seen for the first time: the miss path, reported apart.
+            firstPass[cell.store] = [];
+            for (let sent = 0; sent < o.fleet;) {
+              const r = await measure(live[cell.store], 'fleet', cell.connections, o.durationS);
+              firstPass[cell.store].push(r);
+              sent += r.requests;
+              log(`scale:   ${line(`${cell.store} fleet, first pass`, r)}  (${fmtInt(Math.min(sent, o.fleet))} of ${fmtInt(o.fleet)})`);
+            }
+          } else await measure(live[cell.store], cell.rotate, cell.connections, o.durationS); // warm-up: a pass over the hot set, the file's pages
+        }
         const r = await measure(live[cell.store], cell.rotate, cell.connections, o.durationS);
         cell.runs.push(r);
         log(`scale:   ${line(`${cell.store} ${cell.rotate} c=${cell.connections}`, r)}`);
@@ -335,6 +360,10 @@ async function main() {
 
     // Housekeeping at that size: the fleet load during a purge of `o.purge` expired tokens.
     const purges = [];
+    // Every check of these loads reads the store, the worst case for a purge beside them: the
+    // session memory is off (it would answer more and more of the checks as the windows go on,
+    // and the server without a purge would not be warmed alike).
+    const purgeEnv = { SVCAPI_SESSION_MEMORY_ENTRIES: '0', ...env };
     if (o.purge > 0) {
       for (const name of o.stores) {
         const access = await expiredAccess(name, meta.stores[name], meta, o.purge);
@@ -342,7 +371,7 @@ async function main() {
           log(`scale: ${name}: adding ${fmtInt(o.purge)} expired tokens`);
           const added = await access.seed();
           const before = await access.count();
-          const s = await startServer({ name: `svcapi-auth ${name}, purging`, args: serve(meta.stores[name].db), env, cpu: layout.server, cwd: ROOT, readyTimeoutMs: READY_TIMEOUT_MS });
+          const s = await startServer({ name: `svcapi-auth ${name}, purging`, args: serve(meta.stores[name].db), env: purgeEnv, cpu: layout.server, cwd: ROOT, readyTimeoutMs: READY_TIMEOUT_MS });
           servers.push(s);
           await untilStartCheckEnds(s);
           const purgeStart = Date.now();
@@ -360,7 +389,7 @@ async function main() {
           // What the windows did not see deleted goes now, directly, so no later server purges it under load.
           await access.cleanup();
           // The same load on a fresh server of the same store without anything to purge: the p99 to compare with.
-          const q = await startServer({ name: `svcapi-auth ${name}, no purge`, args: serve(meta.stores[name].db), env, cpu: layout.server, cwd: ROOT, readyTimeoutMs: READY_TIMEOUT_MS });
+          const q = await startServer({ name: `svcapi-auth ${name}, no purge`, args: serve(meta.stores[name].db), env: purgeEnv, cpu: layout.server, cwd: ROOT, readyTimeoutMs: READY_TIMEOUT_MS });
           servers.push(q);
           await untilStartCheckEnds(q);
           await measure(q, 'fleet', 64, o.durationS);
@@ -388,12 +417,19 @@ async function main() {
     const fields = ['rps', 'p50Ms', 'p99Ms', 'rssMb', 'anonMb', 'fileMb', 'cpuUsPerReq', 'non2xx', 'errors'];
     const med = (runs) => Object.fromEntries(fields.map((f) => [f, f === 'rssMb' || f === 'anonMb' || f === 'fileMb' ? Math.max(...runs.map((r) => r[f])) : median(runs.map((r) => r[f]))]));
     const rows = cells.map((c) => ({ store: c.store, rotate: c.rotate, connections: c.connections, median: med(c.runs), runs: c.runs }));
+    // The first pass's windows (all but its last, which wraps into tokens seen before): the miss path.
+    for (const name of o.stores) {
+      const windows = (firstPass[name] ?? []).slice(0, Math.max(1, (firstPass[name] ?? []).length - 1));
+      if (windows.length > 0) rows.push({ store: name, rotate: 'fleet, first pass', connections: o.connections[0], median: med(windows), runs: windows });
+    }
     const comparisons = [];
     for (const c of o.connections) {
       for (const name of o.stores) {
         const hot = rows.find((r) => r.store === name && r.rotate === 'hot' && r.connections === c).median;
         const fleet = rows.find((r) => r.store === name && r.rotate === 'fleet' && r.connections === c).median;
-        comparisons.push({ store: name, connections: c, hot, fleet, ratio: ratio(fleet.rps, hot.rps), cpuDeltaUs: fleet.cpuUsPerReq - hot.cpuUsPerReq });
+        const first = rows.find((r) => r.store === name && r.rotate === 'fleet, first pass' && r.connections === c)?.median ?? null;
+        comparisons.push({ store: name, connections: c, hot, fleet, ratio: ratio(fleet.rps, hot.rps), cpuDeltaUs: fleet.cpuUsPerReq - hot.cpuUsPerReq,
+          firstPass: first, firstPassRatio: first === null ? null : ratio(first.rps, hot.rps) });
       }
     }
     const sizes = {};
@@ -433,14 +469,16 @@ function renderMarkdown(r) {
   const sizes = o.stores.map((n) => `${STORE_NAME[n]} ${fmt(r.storeBytes[n] / 2 ** 30)} GiB, ready in ${fmt(r.readyMs[n] / 1000, 1)} s` +
     `${(r.checkMs?.[n] ?? 0) > 0 ? ` (its check of the file in the background ended ${fmt(r.checkMs[n] / 1000, 1)} s later; measured after it)` : ''}`).join('; ');
   lines.push(`Run of ${r.startedAt}: ${fmtInt(o.users)} users and ${fmtInt(o.tokens)} tokens (${sizes}). ` +
-    `**hot**: the load rotates over ${fmtInt(o.hot)} tokens (all kept in memory after one pass); **fleet**: over ${fmtInt(o.fleet)} distinct tokens ` +
-    `(more than the memory keeps: nearly every request reads the store). ${o.runs} run(s) of ${o.durationS} s per cell in rounds, medians (peak memory: the highest); ` +
+    `**hot**: the load rotates over ${fmtInt(o.hot)} tokens (all kept in memory after one pass); **fleet**: over ${fmtInt(o.fleet)} distinct tokens, ` +
+    `measured after one whole pass over them (a fleet's steady state: every device has checked its token before; each load goes on where the last one left the rotation); ` +
+    `**fleet, first pass**: the windows of that pass, every check of a token not seen before, so read from the store (the miss path). ` +
+    `${o.runs} run(s) of ${o.durationS} s per cell in rounds, medians (peak memory: the highest); ` +
     `ValidateUserToken SOAP 1.1, keep-alive, one process.${Object.keys(o.env).length > 0 ? ` Server environment: ${Object.entries(o.env).map(([k, v]) => `${k}=${v}`).join(' ')}.` : ''}`, '');
   lines.push(`**Machine:** ${machineLine(r.machine, r.layout, r.loadavg.start, r.loadavg.end, r.client)}.`, '');
   lines.push('| Store | Rotation | Conns | req/s | p50 ms | p99 ms | CPU µs/req | peak RSS MB | RssAnon MB | RssFile MB |', '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const row of r.rows) {
     const m = row.median;
-    lines.push(`| ${STORE_NAME[row.store]} | ${row.rotate} (${fmtInt(row.rotate === 'hot' ? o.hot : o.fleet)}) | ${row.connections} | ${fmtInt(m.rps)} | ${fmt(m.p50Ms)} | ${fmt(m.p99Ms)} | ` +
+    lines.push(`| ${STORE_NAME[row.store]} | ${row.rotate} (${fmtInt(row.rotate === 'hot' ? o.hot : o.fleet)}${row.rotate === 'fleet, first pass' ? `; ${row.runs.length} windows` : ''}) | ${row.connections} | ${fmtInt(m.rps)} | ${fmt(m.p50Ms)} | ${fmt(m.p99Ms)} | ` +
       `${fmt(m.cpuUsPerReq, 1)} | ${fmt(m.rssMb, 0)} | ${fmt(m.anonMb, 0)} | ${fmt(m.fileMb, 0)} |`);
   }
   lines.push('', 'RssAnon is what the process owns (heap, SQLite\'s page cache, malloc); RssFile counts pages of mapped files (binary, libraries, and the database file when SQLite maps it), which the kernel shares with its page cache and can drop: the memory target applies to RssAnon.', '');
@@ -449,10 +487,11 @@ function renderMarkdown(r) {
     const met = c.ratio !== null && c.ratio >= target && (c.store !== 'sqlite' || c.fleet.p99Ms <= TARGET.sqliteP99Ms) && c.fleet.anonMb <= TARGET.anonMb;
     lines.push(`- ${STORE_NAME[c.store]}, ${c.connections} connections: fleet = **${fmtRatio(c.ratio)}** the hot set's req/s, ` +
       `${c.cpuDeltaUs >= 0 ? '+' : ''}${fmt(c.cpuDeltaUs, 1)} µs CPU per request, p99 ${fmt(c.fleet.p99Ms)} ms, peak RssAnon ${fmt(c.fleet.anonMb, 0)} MB; ` +
-      `target ≥ ${target}×${c.store === 'sqlite' ? `, p99 ≤ ${TARGET.sqliteP99Ms} ms` : ''}, RssAnon ≤ ${TARGET.anonMb} MB: **${met ? 'met' : 'not met'}**.`);
+      `target ≥ ${target}×${c.store === 'sqlite' ? `, p99 ≤ ${TARGET.sqliteP99Ms} ms` : ''}, RssAnon ≤ ${TARGET.anonMb} MB: **${met ? 'met' : 'not met'}**` +
+      `${c.firstPass === null ? '' : `; the first pass (the miss path) ${fmtRatio(c.firstPassRatio)}, ${fmt(c.firstPass.cpuUsPerReq, 1)} µs CPU per request, p99 ${fmt(c.firstPass.p99Ms)} ms`}.`);
   }
   if (r.purges.length > 0) {
-    lines.push('', `Housekeeping: ${fmtInt(o.purge)} tokens expired two days ago added, then a fresh server whose housekeeping deletes them (default settings) while the fleet load runs in ${o.durationS} s windows (${o.purgeWindows} at most; a longer purge is timed by its rate, "est."); then the same load on a fresh server with nothing to purge.`, '');
+    lines.push('', `Housekeeping: ${fmtInt(o.purge)} tokens expired two days ago added, then a fresh server whose housekeeping deletes them (default settings) while the fleet load runs in ${o.durationS} s windows (${o.purgeWindows} at most; a longer purge is timed by its rate, "est."); then the same load on a fresh server with nothing to purge. Both with the session memory off (SVCAPI_SESSION_MEMORY_ENTRIES=0), so that every check reads the store beside the purge.`, '');
     lines.push('| Store | rows deleted during the windows | rows/s | whole purge s | req/s during | p99 during (median of windows / worst) | req/s without | p99 without | p99 ratio |', '|---|---:|---:|---:|---:|---:|---:|---:|---:|');
     for (const p of r.purges) {
       lines.push(`| ${STORE_NAME[p.store]} | ${fmtInt(p.deletedInWindows)} | ${fmtInt(p.rowsPerSecond)} | ${fmt(p.purgeSeconds, 0)}${p.purgeEstimated ? ' (est.)' : ''} | ${fmtInt(p.duringRps)} | ` +

@@ -64,7 +64,9 @@ function wrkScript({ req, check, rotate, delayMs = null }) {
       '    if width == nil then width = #token elseif width ~= #token then width = -1 end',
       '  end',
       '  if width ~= nil and width > 0 then blob = table.concat(toks); toks = nil; collectgarbage() end',
-      '  i = math.random(n) - 1',
+      // From `start` when given (a rotation continued where the last load left it), else from a
+      // random token (LuaJIT's unseeded random: the same one at every run).
+      rotate.start === undefined ? '  i = math.random(n) - 1' : `  i = ${Math.max(0, Math.trunc(rotate.start))} % n`,
       '  ok, bad = 0, 0',
       'end',
       'function request()',
@@ -109,7 +111,8 @@ let scriptCounter = 0;
 /**
  * Runs one load: { origin, req, connections, durationS, cpu, check, rotate, timeoutS, client, tmpDir, delayMs }.
  * `delayMs` (wrk only): each connection waits that long after an answer before its next request.
- * `check`: { js: RegExp, lua: 'lua pattern' }; `rotate`: { file, placeholder } (one token per line).
+ * `check`: { js: RegExp, lua: 'lua pattern' }; `rotate`: { file, placeholder, start? } (one token per
+ * line; `start`: the index of the first token sent, else a random one).
  */
 export async function runLoad(options) {
   const { origin, req, connections, durationS, cpu = null, check = null, rotate = null, timeoutS = 10, client, tmpDir, delayMs = null } = options;
