@@ -11,7 +11,7 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuthService } from '../../src/domain/create-auth-service.js';
 import { counterRandom, ctx, fakeHasher, HOUR, MINUTE } from '../support/domain-fakes.js';
-import { accessCacheDifferential, housekeepingBesideMemory, login, LOGINS, makeWorld, must, PORTAL, valid } from '../support/access-cache-world.js';
+import { accessCacheDifferential, housekeepingBesideMemory, login, LOGINS, makeWorld, must, PORTAL, valid, type World } from '../support/access-cache-world.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-access-cache-'));
 afterAll(() => {
@@ -19,6 +19,13 @@ afterAll(() => {
 });
 let fileCounter = 0;
 const freshSqlite = (): string => `sqlite:${join(dir, `db-${++fileCounter}.db`)}`;
+
+/** Twelve sessions on AppID 2, alice's and bob's in turn: more than a memory of four records holds. */
+async function twelveLogins(w: World): Promise<string[]> {
+  const tokens: string[] = [];
+  for (let i = 0; i < 12; i++) tokens.push(await login(w.service, 2, LOGINS[i % 2]));
+  return tokens;
+}
 
 describe('token validation memory', () => {
   it('reads the revisions once for all requests of one turn, and a kept token row not at all while nothing changes', async () => {
@@ -46,8 +53,7 @@ describe('token validation memory', () => {
   it('remembers a fleet of sessions at their first read, more than the records hold, for plain checks only: the owner, WhatsNew and GetUserLoginURL read the row', async () => {
     const w = await makeWorld(freshSqlite(), { tokenCacheEntries: 4 });
     try {
-      const tokens: string[] = [];
-      for (let i = 0; i < 12; i++) tokens.push(await login(w.service, 2, LOGINS[i % 2]));
+      const tokens = await twelveLogins(w);
       const rows = w.tokenReads();
       for (let round = 0; round < 3; round++) for (const t of tokens) expect(await valid(w, t)).toBe(true);
       expect(w.tokenReads() - rows).toBe(12);
@@ -58,8 +64,11 @@ describe('token validation memory', () => {
       // So does a session that WhatsNew or GetUserLoginURL judges.
       await w.service.whatsNew({ appToken: tokens[2] ?? '', appId: 2, appVersion: null, language: null, qtyNews: 5 }, ctx);
       expect(w.tokenReads() - rows).toBe(14);
+      await w.service.getUserLoginUrl(tokens[3] ?? '', 2, ctx);
+      expect(w.tokenReads() - rows).toBe(15);
       expect(await valid(w, tokens[2] ?? '')).toBe(true);
-      expect(w.tokenReads() - rows).toBe(14);
+      expect(await valid(w, tokens[3] ?? '')).toBe(true);
+      expect(w.tokenReads() - rows).toBe(15);
     } finally {
       await w.close();
     }
@@ -68,8 +77,7 @@ describe('token validation memory', () => {
   it('without the session memory, keeps a token from its second check on, not at its first: a fleet checking each token once in a while keeps nothing', async () => {
     const w = await makeWorld(freshSqlite(), { tokenCacheEntries: 4, sessionMemoryEntries: 0 });
     try {
-      const tokens: string[] = [];
-      for (let i = 0; i < 12; i++) tokens.push(await login(w.service, 2, LOGINS[i % 2]));
+      const tokens = await twelveLogins(w);
       const rows = w.tokenReads();
       // A rotation over more tokens than the memory keeps: every check reads, nothing is kept,
       // so no kept token is ever pushed out by one that is not checked again soon.
