@@ -57,7 +57,7 @@ export interface AccessCache {
 }
 
 /** Default of AccessCacheOptions.maxSessions: 1,500,000 fit the table of 2^21 slots (44 MiB). */
-export const DEFAULT_SESSION_MEMORY_ENTRIES = 1_500_000;
+const DEFAULT_SESSION_MEMORY_ENTRIES = 1_500_000;
 
 export interface AccessCacheOptions {
   readonly store: Pick<TokenStore, 'findToken'> & Pick<AccountStore, 'getApplication'>;

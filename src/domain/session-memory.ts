@@ -50,8 +50,6 @@ export interface SessionMemory {
 const INITIAL_SLOTS = 1024;
 /** Revisions numbered at once; an older one's entries no longer answer (revisions move rarely: a revocation, a disabled user). */
 const REVISIONS_NUMBERED = 64;
-/** Bytes a slot takes (three key words, the expiry, the revision's number). */
-export const SESSION_SLOT_BYTES = 22;
 
 /** Eight lowercase hex digits of `s` from `at` as an unsigned 32-bit number (no substring). */
 function hexWord(s: string, at: number): number {
