@@ -101,9 +101,11 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
     // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.
     sqliteAsyncSync: bool('performance.sqliteAsyncSync', 'SVCAPI_SQLITE_ASYNC_SYNC', true),
-    // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 2047 MiB is the most this
-    // better-sqlite3 build maps (SQLITE_MAX_MMAP_SIZE); 0 reads every page with a system call.
-    sqliteMmapMiB: number('performance.sqliteMmapMiB', 'SVCAPI_SQLITE_MMAP_MIB', 2047, 0, 1_048_576),
+    // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 0 (none) by default,
+    // every page the cache lacks read with a system call; at most 2047 MiB is mapped
+    // (better-sqlite3's SQLITE_MAX_MMAP_SIZE). Not by default since the session memory: a mapped
+    // page the process touched counts in its RSS (docs/fast-paths.md "SQLite file memory-mapped").
+    sqliteMmapMiB: number('performance.sqliteMmapMiB', 'SVCAPI_SQLITE_MMAP_MIB', 0, 0, 1_048_576),
     // `serve` checks a SQLite file (quick_check) in the background instead of before it listens (store/sqlite/background-check.ts).
     sqliteCheckInBackground: bool('performance.sqliteCheckInBackground', 'SVCAPI_SQLITE_CHECK_IN_BACKGROUND', true),
     // `serve --workers`: the workers start while the primary opens, checks and migrates the database (cli/cluster.ts).

@@ -228,14 +228,17 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   db.pragma('foreign_keys = ON');
   // A 16 MiB page cache (SQLite's default is 2 MiB), enough for the upper levels of the token,
   // user and grant B-trees: it is anonymous memory of each process (a cache per worker).
-  // The memory map (serve: performance.sqliteMmapMiB, default 2047) reads a page the cache does
+  // The memory map (serve: performance.sqliteMmapMiB, default 0: none) reads a page the cache does
   // not hold by a memory access instead of a pread() system call and a copy: with a million
   // distinct tokens checked in turn over 10 million (bench:scale's fleet), every lookup misses
   // the cache, and the map took findToken from 9 to 2.4 µs of system CPU per lookup (a fleet
   // check in the server: 58 -> 53 µs, as a mapped page is parsed again at every use). Mapped
   // pages are the kernel's page cache, shared and reclaimable: they count in RssFile, not in
   // RssAnon (a 256 MiB map had looked like +150 MB of RSS once, when RSS was read whole).
-  // The cost: an I/O error on a mapped page is a SIGBUS rather than an error code.
+  // The cost: an I/O error on a mapped page is a SIGBUS rather than an error code, and every
+  // page touched stays in the process's RSS. Off by default since the session memory answers a
+  // fleet's repeated checks without a lookup: only first checks still read the store, and a
+  // login ticket server's growing file took its RSS to 221 MB (docs/fast-paths.md).
   const mmapBytes = inMemory ? 0 : Math.max(0, Math.trunc(options.mmapBytes ?? 0));
   if (!inMemory) {
     db.pragma('cache_size = -16384');
