@@ -214,7 +214,6 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
       tokenCacheEntries: config.performance.tokenCacheEntries,
       sessionMemoryEntries: config.performance.sessionMemoryEntries,
       tokenReadWithRevisions: config.performance.tokenReadWithRevisions,
-      revisionReadsOneAtATime: config.performance.revisionReadsOneAtATime,
       newsCacheEntries: config.performance.newsCacheEntries,
       ...(tokenPassthrough !== null && { legacyTokens: tokenPassthrough.passthrough }),
       // Brute-force protection (docs/security.md#brute-force-protection).

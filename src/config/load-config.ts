@@ -91,8 +91,6 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     sessionMemoryEntries: number('performance.sessionMemoryEntries', 'SVCAPI_SESSION_MEMORY_ENTRIES', 1_500_000, 0, 10_000_000),
     // A token not in memory is read with the turn's revisions, in one snapshot (domain/revision-gate.ts).
     tokenReadWithRevisions: bool('performance.tokenReadWithRevisions', 'SVCAPI_TOKEN_READ_WITH_REVISIONS', true),
-    // At most one revisions read under way; requests arriving meanwhile share the next (domain/revision-gate.ts).
-    revisionReadsOneAtATime: bool('performance.revisionReadsOneAtATime', 'SVCAPI_REVISION_READS_ONE_AT_A_TIME', true),
     newsCacheEntries: number('performance.newsCacheEntries', 'SVCAPI_NEWS_CACHE_ENTRIES', 1000, 0, 1_000_000),
     shapeMemo: bool('performance.shapeMemo', 'SVCAPI_SHAPE_MEMO', true),
     tableMemo: bool('performance.tableMemo', 'SVCAPI_TABLE_MEMO', true),

@@ -75,7 +75,7 @@ export interface AuthServiceDeps {
   readonly sessionMemoryEntries?: number;
   /** A token not in memory is read with the turn's revisions in one snapshot (default true; access-cache.ts). */
   readonly tokenReadWithRevisions?: boolean;
-  /** At most one revisions read under way (revision-gate.ts; default false here; `serve`: performance.revisionReadsOneAtATime, true). */
+  /** At most one revisions read under way (revision-gate.ts; default false). */
   readonly revisionReadsOneAtATime?: boolean;
 }
 

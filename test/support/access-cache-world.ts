@@ -62,9 +62,7 @@ export async function must<T>(result: Promise<{ ok: true; value: T } | { ok: fal
   return r.value;
 }
 
-export async function makeWorld(url: string, options: {
-  tokenCacheEntries?: number; sessionMemoryEntries?: number; revisionsDelayMs?: number; revisionReadsOneAtATime?: boolean; legacyTokens?: LegacyTokenPassthrough;
-} = {}): Promise<World> {
+export async function makeWorld(url: string, options: { tokenCacheEntries?: number; sessionMemoryEntries?: number; revisionsDelayMs?: number; legacyTokens?: LegacyTokenPassthrough } = {}): Promise<World> {
   const store = await openStore(url);
   const clock = fakeClock();
   const hasher = fakeHasher();
@@ -75,7 +73,6 @@ export async function makeWorld(url: string, options: {
     ...(options.tokenCacheEntries !== undefined && { tokenCacheEntries: options.tokenCacheEntries }),
     ...(options.sessionMemoryEntries !== undefined && { sessionMemoryEntries: options.sessionMemoryEntries }),
     ...(options.legacyTokens !== undefined && { legacyTokens: options.legacyTokens }),
-    ...(options.revisionReadsOneAtATime !== undefined && { revisionReadsOneAtATime: options.revisionReadsOneAtATime }),
   });
   await must(admin.addApplication({ appId: PORTAL, name: 'Portal', requireIp: false, loginUrl: 'https://portal.example/in', tokenLifetimeSeconds: 8 * 3600, idleTimeoutSeconds: 30 * 60, defaultLanguage: 'en' }));
   for (const login of LOGINS) await must(admin.addUser({ login, password: 'pw', appIds: [2, PORTAL] }));
