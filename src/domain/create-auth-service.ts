@@ -151,12 +151,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       if (canonical === null) return unknown();
       const tokenHash = hashToken(canonical);
       // The owner needs the row; a plain check may be answered by the session memory (access-cache.ts).
-      const found = options?.owner === true ? await access.findToken(tokenHash) : await access.checkToken(tokenHash);
-      if (typeof found === 'number') {
+      const record = options?.owner === true ? await access.findToken(tokenHash) : await access.checkToken(tokenHash);
+      if (typeof record === 'number') {
         events.tokenValidated({ valid: true, kind: 'session', ctx });
-        return { valid: true, expiresAt: new Date(found) };
+        return { valid: true, expiresAt: new Date(record) };
       }
-      const record = found;
       if (record === null) return unknown();
       const now = clock.now();
       const verdict = evaluateToken(record, now);
