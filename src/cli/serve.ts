@@ -308,6 +308,6 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     stop.dispose();
     await store.close();
     process.off('SIGHUP', reopenLogs);
-    logs?.close();
+    await logs?.close();
   }
 }

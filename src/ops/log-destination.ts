@@ -25,8 +25,12 @@ export interface LogDestination {
   flushSync(): void;
   /** Reopens the file (after logrotate moved it); nothing for standard output. */
   reopen(): void;
-  /** Stops the flush timer and writes out what is buffered. */
-  close(): void;
+  /**
+   * Stops the flush timer and writes out what is buffered, after the write already under way
+   * (at most CLOSE_WAIT_MS for it): every line is in the file or the pipe, in order, when it
+   * resolves.
+   */
+  close(): Promise<void>;
   /** Lines written and not yet taken by standard output or the file, in bytes (0 unbuffered). */
   backlogBytes(): number;
 }
@@ -61,6 +65,15 @@ const SLAB_BYTES = CHUNK_BYTES + 16 * 1024;
  * new buffers, and those beyond it are left to the garbage collector once written.
  */
 const SPARE_SLABS = 4;
+
+/**
+ * How long close() waits for sonic-boom's write under way before writing the rest itself. It
+ * writes one buffer at a time on libuv's pool, and its synchronous flush leaves the one out to
+ * that write: what followed it went to the file first, and the last chunk before shutdown could
+ * come after lines written later (a test that read the file at close counted 5,972 of 6,000
+ * lines, on a loaded VM). A reader of standard output that has stopped is not waited for longer.
+ */
+const CLOSE_WAIT_MS = 2000;
 
 /** What the gatherer hands its chunks to: sonic-boom in buffer mode, which reports each write's bytes. */
 export interface ChunkSink {
@@ -170,7 +183,7 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
   const buffered = options.flushMs > 0;
   // A stream that is not the process's own standard output (tests) is written as it is.
   if (options.file === null && options.stdout !== process.stdout) {
-    return { stream: options.stdout as DestinationStream, ready: () => Promise.resolve(), flushSync: () => undefined, reopen: () => undefined, close: () => undefined, backlogBytes: () => 0 };
+    return { stream: options.stdout as DestinationStream, ready: () => Promise.resolve(), flushSync: () => undefined, reopen: () => undefined, close: () => Promise.resolve(), backlogBytes: () => 0 };
   }
   const boom = pino.destination({
     dest: options.file ?? 1,
@@ -225,8 +238,25 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
       if (buffered) ready = opened();
       boom.reopen();
     },
-    close: () => {
+    async close() {
       if (timer !== null) clearInterval(timer);
+      if (buffered) {
+        drain();
+        // Everything handed on, in order, by sonic-boom's own writes; its callback comes after
+        // the last of them (with the error of an fsync a pipe refuses, which changes nothing here).
+        await new Promise<void>((resolve) => {
+          const giveUp = setTimeout(resolve, CLOSE_WAIT_MS);
+          try {
+            boom.flush(() => {
+              clearTimeout(giveUp);
+              resolve();
+            });
+          } catch {
+            clearTimeout(giveUp);
+            resolve();
+          }
+        });
+      }
       flushSync();
     },
     backlogBytes: () => gathered?.backlogBytes() ?? 0,

@@ -72,7 +72,7 @@ describe('the log destination', () => {
       await destination.ready();
       logger.info('second');
       logger.info('third');
-      destination.close();
+      await destination.close();
       expect(readFileSync(`${file}.1`, 'utf8')).toContain('"msg":"first"');
       const now = readFileSync(file, 'utf8');
       expect(now).not.toContain('"msg":"first"');
@@ -104,10 +104,33 @@ describe('the log destination', () => {
       // Multi-byte text of every UTF-8 length, and lines longer than a chunk (and than its buffer) among them.
       const textOf = (n: number): string => (n % 500 === 0 ? '中😀'.repeat(4000 + n) : 'é中😀'.repeat(n % 7));
       for (let n = 1; n <= 5000; n++) logger.info({ n, text: textOf(n) }, 'line');
-      destination.close();
+      await destination.close();
       const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { n: number; text?: string });
       expect(lines.map((l) => l.n)).toEqual(Array.from({ length: 5001 }, (_, i) => i));
       for (const line of lines.slice(1)) expect(line.text).toBe(textOf(line.n));
+    });
+  });
+
+  it('closes after the write under way: every line in the file, in order, when close resolves', async () => {
+    await withLogFile(async (file, destination, logger) => {
+      // sonic-boom's writes through fs.write each land 50 ms late, as on a loaded disk or a slow
+      // pipe: the first chunk handed on is still out when close() begins. Its synchronous flush
+      // wrote what followed before it, and returned with that chunk not yet in the file.
+      const write = fs.write;
+      const late = vi.spyOn(fs, 'write').mockImplementation(((fd: number, buffer: Buffer, callback: (error: NodeJS.ErrnoException | null, written: number) => void) => {
+        setTimeout(() => write(fd, buffer, callback), 50);
+      }) as unknown as typeof fs.write);
+      try {
+        const filler = 'x'.repeat(250);
+        for (let n = 0; n < 300; n++) logger.info({ n, filler }, 'line');
+        expect(late).toHaveBeenCalled();
+        await destination.close();
+        const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => (JSON.parse(l) as { n: number }).n);
+        expect(lines).toEqual(Array.from({ length: 300 }, (_, i) => i));
+        expect(destination.backlogBytes()).toBe(0);
+      } finally {
+        late.mockRestore();
+      }
     });
   });
 
@@ -137,7 +160,7 @@ describe('the log destination', () => {
         const left = 16 * 1024 + 4096 + 400;
         for (let i = 0; i < 1000 && destination.backlogBytes() >= left; i++) await new Promise((resolve) => setImmediate(resolve));
         expect(destination.backlogBytes()).toBeLessThan(left);
-        destination.close();
+        await destination.close();
         expect(destination.backlogBytes()).toBe(0);
         expect(lineCount()).toBe(6000);
       } finally {
