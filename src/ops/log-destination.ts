@@ -2,8 +2,9 @@
  * Where serve's log lines go: standard output, or a file (`--log-file`, reopened on SIGHUP so
  * logrotate can move it away), through a buffered, asynchronous writer (pino's sonic-boom), so a
  * request's access line costs no write system call of its own. The buffer is written out every
- * `flushMs` (config `logFlushMs`, default 250 ms), when it passes 4 KiB, and at shutdown; a
- * crash (kill -9, a fatal signal) loses at most the last interval's lines. `logFlushMs: 0`
+ * `flushMs` (config `logFlushMs`, default 250 ms), when it passes 4 KiB, at shutdown, and when
+ * an uncaught exception ends the process; kill -9 or another fatal signal loses at most the last
+ * interval's lines. `logFlushMs: 0`
  * writes every line at once, as before (the off switch).
  *
  * Lines are gathered here into chunks of CHUNK_BYTES before sonic-boom sees them: its write()
@@ -227,6 +228,17 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
       boom.flush();
     }
   };
+  // A crash (an uncaught exception) ends the process through 'exit', where nothing asynchronous
+  // runs any more: pino's own handler writes out sonic-boom's buffer, this one the lines still
+  // gathered here (up to a chunk, the last lines before the crash). kill -9 runs neither.
+  const onExit = (): void => {
+    try {
+      flushSync();
+    } catch {
+      // exiting: nothing more can be done
+    }
+  };
+  if (buffered) process.once('exit', onExit);
   return {
     stream: gathered?.stream ?? boom,
     ready: () => ready,
@@ -239,6 +251,7 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
       boom.reopen();
     },
     async close() {
+      process.off('exit', onExit);
       if (timer !== null) clearInterval(timer);
       if (buffered) {
         drain();

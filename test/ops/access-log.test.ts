@@ -4,11 +4,13 @@
  * --log-file is reopened on SIGHUP (logrotate); the gathering buffers are reused only once
  * written, and a backlog goes out in few writes, so memory stays flat under load.
  */
+import { spawnSync } from 'node:child_process';
 import fs, { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it, vi } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, it, vi } from 'vitest';
 import { createAccessLog, type AccessEntry } from '../../src/ops/access-log.js';
 import { createLogDestination, gatherer, type LogDestination } from '../../src/ops/log-destination.js';
 import type { Logger } from 'pino';
@@ -132,6 +134,32 @@ describe('the log destination', () => {
         late.mockRestore();
       }
     });
+  });
+
+  it('writes out the lines gathered before an uncaught exception ends the process', () => {
+    const build = inject('distBuild');
+    if (!build.ok) throw new Error(`building dist/ failed:\n${build.output}`);
+    const dist = fileURLToPath(new URL('../../dist/ops/', import.meta.url));
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-logfile-'));
+    try {
+      const file = join(dir, 'svcapi-auth.log');
+      // Three short lines: fewer than a chunk, so sonic-boom never saw them before the crash.
+      const script = `
+        import { createLogDestination } from ${JSON.stringify(join(dist, 'log-destination.js'))};
+        import { createLogger } from ${JSON.stringify(join(dist, 'logger.js'))};
+        const destination = createLogDestination({ file: process.argv[1], stdout: process.stdout, flushMs: 60000 });
+        await destination.ready();
+        const logger = createLogger({ level: 'info', stream: destination.stream });
+        for (let n = 0; n < 3; n++) logger.info({ n }, 'before the crash');
+        setTimeout(() => { throw new Error('a bug'); }, 10);`;
+      const run = spawnSync(process.execPath, ['--input-type=module', '-e', script, file], { encoding: 'utf8', timeout: 20_000 });
+      expect(run.status).toBe(1);
+      expect(run.stderr).toContain('a bug');
+      const lines = readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { n: number; msg: string });
+      expect(lines.map((l) => [l.n, l.msg])).toEqual([[0, 'before the crash'], [1, 'before the crash'], [2, 'before the crash']]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('writes a backlog out in a few writes, not one 16 KiB chunk per write', async () => {
