@@ -78,6 +78,7 @@ function parseArgs(argv) {
     }
     else if (a === '--no-write') o.write = false;
     else if (a === '--keep') o.keep = true;
+    else if (a === '--render') o.render = resolve(next());
     else if (a === '--help' || a === '-h') {
       process.stdout.write(`${readHeader()}\n`);
       process.exit(0);
@@ -90,6 +91,7 @@ function parseArgs(argv) {
 function readHeader() {
   return 'usage: node bench/bench.mjs [--quick] [--runs N] [--duration S] [--warmup S] [--connections 16,64] [--only ids] [--pg [URL] | --no-pg]\n' +
     '                              [--client wrk|autocannon] [--cli PATH] [--no-pin] [--shadow-target fixed|svcapi] [--no-write] [--keep]\n' +
+    '       node bench/bench.mjs --render bench/results/latest.json   (writes latest.md and bench/README.md again from a run\'s results, no load)\n' +
     'Scenarios: vut-soap11 vut-soap12 vut-get vut-post whatsnew-10 whatsnew-100 getuserloginurl validateuser mixed shadow';
 }
 
@@ -176,8 +178,18 @@ const ROLE_LABEL = {
 
 // --- main ---
 
+/** Writes latest.md and bench/README.md's section again from a run's results (after a change of the report alone). */
+async function render(file) {
+  const results = JSON.parse(readFileSync(file, 'utf8'));
+  const markdown = renderMarkdown(results);
+  await writeFile(join(RESULTS_DIR, 'latest.md'), markdown);
+  await replaceSection(join(BENCH_DIR, 'README.md'), 'bench:latest', markdown.replace(/^# .*\n/, ''));
+  process.stdout.write(markdown);
+}
+
 async function main() {
   const o = parseArgs(process.argv.slice(2));
+  if (o.render !== undefined) return render(o.render);
   if (!existsSync(o.cli)) throw new Error(`${o.cli} does not exist: run npm run build first (npm run bench does)`);
   const { OPERATIONS } = await import(pathToFileURL(join(dirname(o.cli), '..', 'contract', 'operations.js')).href);
   const client = chooseClient(o.client);
@@ -711,6 +723,35 @@ function cellText(value, rel, key, digits) {
   return parts.length === 0 ? v : `${v} (${parts.join(' ')})`;
 }
 
+/**
+ * How far one server's runs of a cell lay apart: the reader's measure of the machine's noise in
+ * this run. The reference servers do the same work every run, so their spread is the machine's;
+ * svcapi-auth's widest cell shows what a single figure of the table may carry.
+ */
+function roundToRound(rows) {
+  const spread = (row) => {
+    const rps = (row.runs ?? []).map((run) => run.rps).filter((v) => Number.isFinite(v) && v > 0);
+    return rps.length < 2 ? null : { min: Math.min(...rps), max: Math.max(...rps) };
+  };
+  const text = (s) => `${fmtInt(s.min)}–${fmtInt(s.max)} req/s (${fmt(s.max / s.min)}×)`;
+  const refs = [];
+  for (const role of ['ceiling', 'node-soap']) {
+    for (const row of rows.filter((x) => x.role === role && x.scenario === 'vut-soap11')) {
+      const s = spread(row);
+      if (s !== null) refs.push(`${row.server} at ${row.connections} conns ${text(s)}`);
+    }
+  }
+  let widest = null;
+  for (const row of rows.filter((x) => x.role.startsWith('svcapi') && x.scenario !== 'validateuser')) {
+    const s = spread(row);
+    if (s !== null && (widest === null || s.max / s.min > widest.s.max / widest.s.min)) widest = { row, s };
+  }
+  if (refs.length === 0 && widest === null) return null;
+  const parts = [...refs];
+  if (widest !== null) parts.push(`svcapi-auth's widest cell ${widest.row.title}, ${widest.row.server}, ${widest.row.connections} conns: ${text(widest.s)}`);
+  return `Round to round (the same cell's runs, lowest–highest; the ratios of a run compare cells measured minutes apart): ${parts.join('; ')}.`;
+}
+
 export function renderMarkdown(r) {
   const lines = [];
   lines.push('# svcapi-auth benchmark', '');
@@ -747,6 +788,8 @@ export function renderMarkdown(r) {
       `${fmt(m.busy.rssMb, 1)} | – | p99 ${fmtRatio(m.p99Ratio)} idle; flood ${fmt(m.flood.rps)} logins/s${m.failedLogins ? `, ${m.failedLogins} failed` : ''} |`);
   }
   lines.push('');
+  const noise = roundToRound(r.rows);
+  if (noise !== null) lines.push(noise, '');
   if (r.argon2.rate !== null) {
     lines.push(`Raw argon2id (m=19456, t=2, p=1; ${r.argon2.runs[0]?.threads} worker threads, the user's own hash, measured right before and right after the ValidateUser cells of each round, median): ` +
       `**${fmt(r.argon2.rate)} verifications/s**, ${fmt(r.argon2.cpuMsPerVerification)} ms of CPU each.`, '');
