@@ -259,14 +259,14 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
         // the last of them (with the error of an fsync a pipe refuses, which changes nothing here).
         await new Promise<void>((resolve) => {
           const giveUp = setTimeout(resolve, CLOSE_WAIT_MS);
-          try {
-            boom.flush(() => {
-              clearTimeout(giveUp);
-              resolve();
-            });
-          } catch {
+          const done = (): void => {
             clearTimeout(giveUp);
             resolve();
+          };
+          try {
+            boom.flush(done);
+          } catch {
+            done(); // destroyed already: nothing more goes out
           }
         });
       }
