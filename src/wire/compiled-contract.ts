@@ -6,6 +6,7 @@
 import { DEFAULT_COMPAT_PROFILE, type NewsTableProfile } from '../contract/compat-profile.js';
 import { OPERATIONS, SERVICE_NAMESPACE, type OperationName, type OperationSpec } from '../contract/operations.js';
 import { compileDataTableWriter, type DataTableWriter, type Row } from './datatable.js';
+import { httpBooleanText } from './http-result.js';
 import { compileSoapResponseFrame, type SoapResponseFrame, type SoapVersion } from './soap-envelope.js';
 
 export interface CompiledOperation {
@@ -26,6 +27,8 @@ export interface CompiledContract {
   readonly byLowerName: ReadonlyMap<string, CompiledOperation>;
   readonly bySoapAction: ReadonlyMap<string, CompiledOperation>;
   readonly table: DataTableWriter;
+  /** HTTP GET / POST boolean result documents, [false, true], as UTF-8 bytes (shared: never modify). */
+  readonly httpBooleanBodies: readonly [Buffer, Buffer];
 }
 
 /** A result value as the domain hands it to the wire: the operation's result type decides which. */
@@ -59,5 +62,6 @@ export function compileContract(options: ContractOptions, operations: readonly O
     byLowerName: new Map(compiled.map((op) => [op.name.toLowerCase(), op])),
     bySoapAction: new Map(compiled.map((op) => [op.soapAction, op])),
     table: compileDataTableWriter(options.newsTable ?? DEFAULT_COMPAT_PROFILE.whatsNew, options.timeZone),
+    httpBooleanBodies: Object.freeze([Buffer.from(httpBooleanText(SERVICE_NAMESPACE, false), 'utf8'), Buffer.from(httpBooleanText(SERVICE_NAMESPACE, true), 'utf8')] as const),
   });
 }

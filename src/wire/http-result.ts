@@ -23,7 +23,7 @@ export function writeHttpResult(contract: CompiledContract, operation: CompiledO
       return text === '' ? `${DECL}<string xmlns="${ns}" />` : `${DECL}<string xmlns="${ns}">${text}</string>`;
     }
     case 'boolean':
-      return `${DECL}<boolean xmlns="${ns}">${value === true ? 'true' : 'false'}</boolean>`;
+      return httpBooleanText(ns, value === true);
     case 'DataTable': {
       const rows = value as readonly Row[];
       return renderTableOnce(rows, operation, () => tableText(contract, rows));
@@ -31,9 +31,25 @@ export function writeHttpResult(contract: CompiledContract, operation: CompiledO
   }
 }
 
-/** writeHttpResult as the server writes it: text for a scalar, bytes (encoded once when frozen) for a table; see writeSoapResultBody. */
+/** A boolean result document: `<boolean xmlns="SVCAPI">true</boolean>`. */
+export function httpBooleanText(namespace: string, value: boolean): string {
+  return `${DECL}<boolean xmlns="${namespace}">${value ? 'true' : 'false'}</boolean>`;
+}
+
+/**
+ * writeHttpResult as the server writes it: text for a string, one of the contract's two
+ * compiled documents for a boolean, bytes (encoded once when frozen) for a table; shared
+ * Buffers, never to be modified. See writeSoapResultBody.
+ */
 export function writeHttpResultBody(contract: CompiledContract, operation: CompiledOperation, value: ResultValue): string | Buffer {
-  if (operation.spec.result !== 'DataTable') return writeHttpResult(contract, operation, value);
-  const rows = value as readonly Row[];
-  return encodeTableOnce(rows, operation, () => tableText(contract, rows));
+  switch (operation.spec.result) {
+    case 'string':
+      return writeHttpResult(contract, operation, value);
+    case 'boolean':
+      return contract.httpBooleanBodies[value === true ? 1 : 0];
+    case 'DataTable': {
+      const rows = value as readonly Row[];
+      return encodeTableOnce(rows, operation, () => tableText(contract, rows));
+    }
+  }
 }

@@ -35,15 +35,24 @@ export interface SoapResponseFrame {
   readonly close: string;
   /** The whole envelope for an empty string result: `<OpResult />`. */
   readonly empty: string;
+  /**
+   * The whole envelope for a boolean result, [false, true], as UTF-8 bytes: a boolean answer
+   * has only these two, so it is neither concatenated nor encoded per request (ValidateUserToken,
+   * the hot path). Shared by every answer: write them, never modify them.
+   */
+  readonly booleanBodies: readonly [Buffer, Buffer];
 }
 
 export function compileSoapResponseFrame(version: SoapVersion, namespace: string, operation: string): SoapResponseFrame {
   const head = `${envelopeOpen(version)}<soap:Body><${operation}Response xmlns="${namespace}">`;
   const tail = `</${operation}Response>${ENVELOPE_CLOSE}`;
+  const open = `${head}<${operation}Result>`;
+  const close = `</${operation}Result>${tail}`;
   return Object.freeze({
-    open: `${head}<${operation}Result>`,
-    close: `</${operation}Result>${tail}`,
+    open,
+    close,
     empty: `${head}<${operation}Result />${tail}`,
+    booleanBodies: Object.freeze([Buffer.from(`${open}false${close}`, 'utf8'), Buffer.from(`${open}true${close}`, 'utf8')] as const),
   });
 }
 

@@ -21,13 +21,23 @@ export function writeSoapResult(contract: CompiledContract, operation: CompiledO
 }
 
 /**
- * writeSoapResult as the server writes it: a scalar result as text (the socket write encodes
- * it), a table as UTF-8 bytes, encoded once for a frozen table (WhatsNew's answers) and then the
- * same Buffer every time (never modify it): encoding 50 kB of XML would cost more than the rest.
+ * writeSoapResult as the server writes it: a string result as text (encoded by the server as it
+ * writes), a boolean result as one of the frame's two compiled envelopes, a table as UTF-8
+ * bytes, encoded once for a frozen table (WhatsNew's answers) and then the same Buffer every
+ * time. Buffers returned are shared: never modify them. Encoding 50 kB of XML would cost more
+ * than the rest of a WhatsNew; concatenating and encoding ValidateUserToken's envelope cost 4-6%
+ * of its CPU (docs/fast-paths.md, "Compiled contract").
  */
 export function writeSoapResultBody(contract: CompiledContract, operation: CompiledOperation, version: SoapVersion, value: ResultValue): string | Buffer {
-  if (operation.spec.result !== 'DataTable') return writeSoapResult(contract, operation, version, value);
   const frame = operation.soap[version];
-  const rows = value as readonly Row[];
-  return encodeTableOnce(rows, frame, () => tableText(contract, frame, rows));
+  switch (operation.spec.result) {
+    case 'string':
+      return writeSoapString(frame, String(value));
+    case 'boolean':
+      return frame.booleanBodies[value === true ? 1 : 0];
+    case 'DataTable': {
+      const rows = value as readonly Row[];
+      return encodeTableOnce(rows, frame, () => tableText(contract, frame, rows));
+    }
+  }
 }
