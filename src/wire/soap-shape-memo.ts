@@ -3,7 +3,7 @@
  * only in the text of the parameter elements. After decodeSoapRequest has decoded one such
  * request successfully, its text is kept as a template (fixed markup and white space around
  * "holes", the text of leaf elements `<a>text</a>`); a later request whose text is that
- * template with other hole texts is then decoded by a few startsWith/indexOf comparisons.
+ * template with other hole texts is then decoded by a few string comparisons and indexOf.
  *
  * Why the answer is always the one decodeSoapRequest gives: a template is learned only from a
  * document the fast XML reader read (readXmlDocument's own first choice). A text matching the
@@ -202,11 +202,21 @@ function routingKey(routing: SoapRouting): string {
 const SHAPE_MISMATCH = 0;
 const HOLE_REFUSED = 1;
 
+/**
+ * `text.startsWith(piece, at)`, measured 10 times faster: V8's startsWith compares character by
+ * character (576 ns for a 260-character envelope head and its tail, against 56 ns for a slice
+ * and `===`, which compares flat strings as memory; Node 20, 2026-11-29). The memo compares the
+ * whole fixed text of every request this way: 0.8 of its 1.1 µs a request went to startsWith.
+ */
+function matchesAt(text: string, piece: string, at: number): boolean {
+  return text.slice(at, at + piece.length) === piece;
+}
+
 /** The memo's answer for `text`, or why the template cannot give it. */
 function answerFrom(template: Template, text: string): SoapDecoded | typeof SHAPE_MISMATCH | typeof HOLE_REFUSED {
   const { fixed, starts, ends } = template;
   const first = fixed[0] as string;
-  if (!text.startsWith(first)) return SHAPE_MISMATCH;
+  if (!matchesAt(text, first, 0)) return SHAPE_MISMATCH;
   let pos = first.length;
   const holes = fixed.length - 1;
   for (let h = 0; h < holes; h++) {
@@ -214,7 +224,7 @@ function answerFrom(template: Template, text: string): SoapDecoded | typeof SHAP
     const lt = text.indexOf('<', pos);
     if (lt < 0) return SHAPE_MISMATCH;
     const next = fixed[h + 1] as string;
-    if (!text.startsWith(next, lt)) return SHAPE_MISMATCH;
+    if (!matchesAt(text, next, lt)) return SHAPE_MISMATCH;
     starts[h] = pos;
     ends[h] = lt;
     pos = lt + next.length;

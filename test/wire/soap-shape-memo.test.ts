@@ -304,7 +304,10 @@ describe('hole texts substituted into learned envelopes', () => {
     const sa = '"SVCAPI/ValidateUserToken"';
     decode(input(xml, 'text/xml', sa));
     const before = calls();
-    const variants = [`${xml}\n`, `${xml}<x/>`, `${xml}x`, `${xml}<!-- c -->`, ` ${xml}`, `<?xml version="1.0"?>${xml}`, xml.slice(0, -1), xml.replace('</token>', '</token>\n')];
+    // Cut short inside the fixed head, and inside the fixed text after the hole (a comparison
+    // that would run past the end of the text).
+    const cut = [xml.slice(0, 20), xml.slice(0, xml.indexOf('</token>') + 3), xml.slice(0, xml.indexOf('<token>') + 4)];
+    const variants = [`${xml}\n`, `${xml}<x/>`, `${xml}x`, `${xml}<!-- c -->`, ` ${xml}`, `<?xml version="1.0"?>${xml}`, xml.slice(0, -1), xml.replace('</token>', '</token>\n'), ...cut];
     for (const text of variants) {
       const req = input(text, 'text/xml', sa);
       expect(decode(req), JSON.stringify(text)).toEqual(reference(req));
