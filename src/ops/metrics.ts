@@ -44,14 +44,13 @@ export function hashFormat(scheme: string): HashFormat {
 
 export type RequestOutcome = 'ok' | 'fault' | 'client_error' | 'server_error';
 
-
 /**
  * A value made once per combination of three label values and found again through nested maps
  * keyed by the caller's own strings. Callers pass the contract's operation names and the
  * bindings' and outcomes' constants, whose hashes V8 keeps, so a call neither builds nor hashes
  * a new string: a key built per call was hashed per call (1% of the shadowed server's CPU at
- * saturation, perf 2026-11-28; with observeRequest's labels checks, 3-4% of ValidateUserToken's,
- * docs/fast-paths.md). `make` says whether to keep what it made: only combinations of the fixed
+ * saturation, perf 2026-11-28; observeRequest's keys and labels checks, 1-2.5% of a
+ * ValidateUserToken, docs/fast-paths.md). `make` says whether to keep what it made: only combinations of the fixed
  * sets are kept, so the maps stay bounded whatever a caller passes.
  */
 export function keysOnce<T>(make: (a: string, b: string, c: string) => { readonly value: T; readonly keep: boolean }): (a: string, b: string, c: string) => T {

@@ -25,7 +25,7 @@ export function writeSoapResult(contract: CompiledContract, operation: CompiledO
  * writes), a boolean result as one of the frame's two compiled envelopes, a table as UTF-8
  * bytes, encoded once for a frozen table (WhatsNew's answers) and then the same Buffer every
  * time. Buffers returned are shared: never modify them. Encoding 50 kB of XML would cost more
- * than the rest of a WhatsNew; concatenating and encoding ValidateUserToken's envelope cost 4-6%
+ * than the rest of a WhatsNew; concatenating and encoding ValidateUserToken's envelope cost 1-4%
  * of its CPU (docs/fast-paths.md, "Compiled contract").
  */
 export function writeSoapResultBody(contract: CompiledContract, operation: CompiledOperation, version: SoapVersion, value: ResultValue): string | Buffer {
