@@ -32,7 +32,7 @@ export function writeSoapResultBody(contract: CompiledContract, operation: Compi
   const frame = operation.soap[version];
   switch (operation.spec.result) {
     case 'string':
-      return writeSoapString(frame, String(value));
+      return writeSoapResult(contract, operation, version, value);
     case 'boolean':
       return frame.booleanBodies[value === true ? 1 : 0];
     case 'DataTable': {
