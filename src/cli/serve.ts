@@ -18,6 +18,7 @@ import type { Logger } from 'pino';
 import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
+import { keepTickShape } from '../ops/tick-shape.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { databaseFailure, openCliStore } from './open-cli-store.js';
 import type { DatabaseError } from '../store/database-errors.js';
@@ -146,6 +147,9 @@ export interface ServeHooks {
  * finish, then closes the store.
  */
 export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
+  // Before the database opens: its check and the start's own work are the full collections
+  // that would otherwise leave nextTick's definition sites megamorphic (ops/tick-shape.ts).
+  const tickShape = config.performance.keepTickShape ? keepTickShape() : null;
   // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign
   // one. A SQLite file is checked whole (quick_check) in the background while the service starts
   // and serves (store/sqlite/background-check.ts); damage found there stops it as at start.
@@ -299,6 +303,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     if (damage !== null) throw databaseFailure(damage) ?? damage;
     return 0;
   } finally {
+    tickShape?.stop();
     await mirror?.close();
     probeCancel.abort();
     await prioritySet;

@@ -114,6 +114,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     workersStaggered: bool('performance.workersStaggered', 'SVCAPI_WORKERS_STAGGERED', true),
     // PostgreSQL: the token reads on connections of their own that plan them once (store/postgres/postgres-store.ts TOKEN_READ_SETTING).
     pgGenericTokenPlans: bool('performance.pgGenericTokenPlans', 'SVCAPI_PG_GENERIC_TOKEN_PLANS', true),
+    // `serve` keeps one of process.nextTick's tick objects alive, so V8 keeps their hidden class (ops/tick-shape.ts).
+    keepTickShape: bool('performance.keepTickShape', 'SVCAPI_KEEP_TICK_SHAPE', true),
   };
 
   const compat = compatSettings(layers);
