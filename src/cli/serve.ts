@@ -147,7 +147,7 @@ export interface ServeHooks {
  * finish, then closes the store.
  */
 export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): Promise<number> {
-  // Before the database opens: its check and the start's own work are the full collections
+  // Before the database opens: opening it and the rest of the start are the full collections
   // that would otherwise leave nextTick's definition sites megamorphic (ops/tick-shape.ts).
   const tickShape = config.performance.keepTickShape ? keepTickShape() : null;
   // Creates (0600, in a 0700 directory) and migrates a new database; refuses a damaged or foreign
@@ -159,6 +159,9 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     sqliteAsyncSync: config.performance.sqliteAsyncSync, postgresGenericTokenPlans: config.performance.pgGenericTokenPlans,
     integrityCheck: hooks.integrityChecked === true ? false : config.performance.sqliteCheckInBackground ? 'background' : true,
     onIntegrityCheck: integrity.report,
+  }).catch((error: unknown) => {
+    tickShape?.stop();
+    throw error;
   });
   const stop = stopRequested(io);
   // Health, metrics, housekeeping and graceful shutdown (src/ops/runtime.ts).
