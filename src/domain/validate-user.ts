@@ -121,6 +121,8 @@ export function createValidateUser(deps: ValidateUserDeps): (input: ValidateUser
     try {
       if (await hasher.verify(hash, candidates.first)) return 'matched';
       if (candidates.asSent !== null && await hasher.verify(hash, candidates.asSent)) return 'matched-as-sent';
+      // What a verification costs now, also while nobody succeeds (failure-padding.ts).
+      padding.recordVerification(padding.now() - call.started);
       return 'no-match';
     } catch (error) {
       // A verification that cannot run (server too busy) gives its slot back and counts as nothing.

@@ -23,6 +23,15 @@ describe('failure padding', () => {
     expect(slept).toEqual([40]);
   });
 
+  it('counts failed verifications with the successes, so the target follows the machine while nobody succeeds', () => {
+    const { padding } = fake();
+    for (const d of [30, 30, 30, 30, 30]) padding.recordSuccess(d);
+    expect(padding.targetMs()).toBe(30);
+    // The machine slowed down; only failures come in, each having verified a password.
+    for (const d of [42, 41, 43]) padding.recordVerification(d);
+    expect(padding.targetMs()).toBe(41);
+  });
+
   it('follows the machine: only the last `window` successes count', () => {
     const { padding } = fake();
     for (const d of [10, 10, 10, 10, 10, 90, 90, 90]) padding.recordSuccess(d);

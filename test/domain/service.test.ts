@@ -596,12 +596,41 @@ describe('on disk', () => {
 });
 
 describe('equal failures', () => {
+  it('counts what a failed verification took toward the padding target, and nothing for a failure that did not hash', async () => {
+    const store = await openStore('sqlite::memory:');
+    const hasher = fakeHasher();
+    let now = 0;
+    const verifications: number[] = [];
+    const successes: number[] = [];
+    const padding = {
+      recordSuccess: (ms: number) => successes.push(ms), recordVerification: (ms: number) => verifications.push(ms), recordLegacyCall: () => undefined,
+      targetMs: () => 50, now: () => now, pad: async () => undefined,
+    };
+    const admin = createAdminService({ store, hasher });
+    await must(admin.addUser({ login: 'kim', password: 'right', appIds: [2] }));
+    const service = createAuthService({ store, hasher, padding });
+    await new Promise((resolve) => setImmediate(resolve));
+    hasher.duringVerify = async () => {
+      now += 40; // one verification on the fake clock
+    };
+    successes.length = 0;
+    verifications.length = 0;
+    expect(await service.validateUser(gps('kim', 'wrong'), ctx)).toEqual({ ok: false });
+    expect(await service.validateUser(gps('nobody', 'right'), ctx)).toEqual({ ok: false });
+    expect(verifications).toEqual([40, 40]);
+    expect(await service.validateUser(gps('kim', 'x'.repeat(1025)), ctx)).toEqual({ ok: false });
+    expect((await service.validateUser(gps('kim', 'right'), ctx)).ok).toBe(true);
+    expect(verifications).toEqual([40, 40]);
+    expect(successes).toEqual([40]);
+    await store.close();
+  });
+
   it('fails a password over 1024 bytes without hashing it, padded like every failure', async () => {
     const store = await openStore('sqlite::memory:');
     const hasher = fakeHasher();
     const slept: number[] = [];
     const now = 0;
-    const padding = { recordSuccess: () => undefined, recordLegacyCall: () => undefined, targetMs: () => 50, now: () => now, pad: async (started: number) => { slept.push(50 - (now - started)); } };
+    const padding = { recordSuccess: () => undefined, recordVerification: () => undefined, recordLegacyCall: () => undefined, targetMs: () => 50, now: () => now, pad: async (started: number) => { slept.push(50 - (now - started)); } };
     const admin = createAdminService({ store, hasher });
     await must(admin.addUser({ login: 'long', password: 'é'.repeat(512), appIds: [2] }));
     const service = createAuthService({ store, hasher, padding });
