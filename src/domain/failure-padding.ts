@@ -3,7 +3,8 @@
  * login fail (unknown login, wrong password, disabled, throttled, not granted, bad IP, a password
  * too long to hash), the answer is not sent before the recent median duration of successful
  * logins has passed, so response time does not tell one failure from another, nor from a
- * success. The median of the last `window` successes follows the machine's real speed.
+ * success. The median of the last `window` successes (and failed verifications, below) follows
+ * the machine's real speed.
  *
  * A failed login that verified a password (a wrong one, or an unknown login against the dummy
  * hash) measured the same cost up to the verification's end, and counts in the same window:
@@ -28,7 +29,7 @@ export interface FailurePadding {
   recordVerification(durationMs: number): void;
   /** Records how long a login took up to the old service's answer (lazy migration asked it). */
   recordLegacyCall(durationMs: number): void;
-  /** Waits until a failure that started at `startedMs` has lasted the median success duration. */
+  /** Waits until a failure that started at `startedMs` has lasted the target (targetMs). */
   pad(startedMs: number): Promise<void>;
   /** The current target, for tests and metrics. */
   targetMs(): number;
