@@ -156,7 +156,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   const integrity = integrityWatch();
   const store = await openCliStore(config.databaseUrl, {
     create: true, groupCommit: config.performance.groupCommit, sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
-    sqliteAsyncSync: config.performance.sqliteAsyncSync, postgresGenericTokenPlans: config.performance.pgGenericTokenPlans,
+    sqliteAsyncSync: config.performance.sqliteAsyncSync, sqliteCheckpointThread: config.performance.sqliteCheckpointThread,
+    postgresGenericTokenPlans: config.performance.pgGenericTokenPlans,
     integrityCheck: hooks.integrityChecked === true ? false : config.performance.sqliteCheckInBackground ? 'background' : true,
     onIntegrityCheck: integrity.report,
   }).catch((error: unknown) => {

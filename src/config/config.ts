@@ -49,7 +49,7 @@ export interface Config {
    * tokens and WhatsNew answers kept in memory (entries; 0 reads the store every time), the
    * SOAP request shape memo, WhatsNew tables rendered once per answer (tableMemo)...
    */
-  readonly performance: { readonly tokenCacheEntries: number; readonly sessionMemoryEntries: number; readonly tokenReadWithRevisions: boolean; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly tableMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly shadowBatching: boolean; readonly groupCommit: boolean; readonly sqliteAsyncSync: boolean; readonly sqliteMmapMiB: number; readonly sqliteCheckInBackground: boolean; readonly workersFirst: boolean; readonly workersStaggered: boolean; readonly pgGenericTokenPlans: boolean; readonly keepTickShape: boolean };
+  readonly performance: { readonly tokenCacheEntries: number; readonly sessionMemoryEntries: number; readonly tokenReadWithRevisions: boolean; readonly newsCacheEntries: number; readonly shapeMemo: boolean; readonly tableMemo: boolean; readonly shadowPipelining: boolean; readonly shadowByteCompare: boolean; readonly shadowBatching: boolean; readonly groupCommit: boolean; readonly sqliteAsyncSync: boolean; readonly sqliteCheckpointThread: boolean; readonly sqliteMmapMiB: number; readonly sqliteCheckInBackground: boolean; readonly workersFirst: boolean; readonly workersStaggered: boolean; readonly pgGenericTokenPlans: boolean; readonly keepTickShape: boolean };
   /**
    * Addresses / CIDRs (or proxy-addr's names loopback, linklocal, uniquelocal) of reverse proxies
    * whose X-Forwarded-For / X-Forwarded-Proto are believed; empty: none, the socket peer is the source.

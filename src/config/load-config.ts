@@ -101,6 +101,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
     // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.
     sqliteAsyncSync: bool('performance.sqliteAsyncSync', 'SVCAPI_SQLITE_ASYNC_SYNC', true),
+    sqliteCheckpointThread: bool('performance.sqliteCheckpointThread', 'SVCAPI_SQLITE_CHECKPOINT_THREAD', true),
     // SQLite's memory map of the database file for `serve` (sqlite-store.ts): 0 (none) by default,
     // every page the cache lacks read with a system call; at most 2047 MiB is mapped
     // (better-sqlite3's SQLITE_MAX_MMAP_SIZE). Not by default since the session memory: a mapped

@@ -25,6 +25,8 @@ export interface OpenStoreOptions {
   readonly sqliteMmapBytes?: number;
   /** SQLite: durable commits off the event loop (SqliteStoreOptions.asyncSync; default true). */
   readonly sqliteAsyncSync?: boolean;
+  /** SQLite: the WAL's checkpoints on the purge thread (SqliteStoreOptions.checkpointThread; default false, `serve` true). */
+  readonly sqliteCheckpointThread?: boolean;
   /**
    * Group commit (default true; config `performance.groupCommit`): the hot paths' small writes
    * of one event-loop turn share one transaction, and one fsync or WAL flush.
@@ -53,6 +55,7 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
         ...(options.onIntegrityCheck !== undefined && { onIntegrityCheck: options.onIntegrityCheck }),
         ...(options.sqliteMmapBytes !== undefined && { mmapBytes: options.sqliteMmapBytes }),
         ...(options.sqliteAsyncSync !== undefined && { asyncSync: options.sqliteAsyncSync }),
+        ...(options.sqliteCheckpointThread !== undefined && { checkpointThread: options.sqliteCheckpointThread }),
       });
     }
     case 'postgres': {

@@ -1,7 +1,8 @@
 /**
  * Housekeeping's token purge on a SQLite file, run on a thread of its own with its own
  * connection, so that neither the DELETE nor what its commit sets off holds the event loop. The
- * active-tokens gauge's count, a scan of every token, runs there too (sqlite-tokens.ts).
+ * active-tokens gauge's count, a scan of every token, runs there too (sqlite-tokens.ts), and,
+ * with `checkpointMs`, the WAL checkpoints of the serving connection (below).
  *
  * On 10 million tokens each expired row sits on its own pages of the token table and of two of
  * its indexes: the purge writes ~3.5 pages per row to the WAL, and every ~1000 pages the commit
@@ -28,10 +29,21 @@ db.pragma('synchronous = NORMAL');
 db.pragma('cache_size = -' + workerData.cacheKiB);
 const purge = db.prepare(workerData.sql);
 const count = db.prepare(workerData.countSql);
+let checkpoints = 0;
+const checkpointTimer = workerData.checkpointMs > 0 ? setInterval(() => {
+  try {
+    // PASSIVE: copies what no reader still needs, never waits for or blocks a writer or a reader.
+    const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+    if (r && r.checkpointed > 0) checkpoints++;
+  } catch {
+    // Busy (another process's checkpoint) or an I/O error the serving connection meets too: the next tick tries again.
+  }
+}, workerData.checkpointMs) : null;
 parentPort.on('message', (m) => {
-  if (m.close) { db.close(); parentPort.close(); return; }
+  if (m.close) { if (checkpointTimer !== null) clearInterval(checkpointTimer); db.close(); parentPort.close(); return; }
   try {
     if (m.settings) parentPort.postMessage({ id: m.id, changes: -db.pragma('cache_size', { simple: true }) });
+    else if (m.checkpoints) parentPort.postMessage({ id: m.id, changes: checkpoints });
     else if (m.count) parentPort.postMessage({ id: m.id, changes: Number(count.get({ now: m.now, lo: m.lo, hi: m.hi }).n) });
     else parentPort.postMessage({ id: m.id, changes: purge.run({ before: m.before, limit: m.limit }).changes });
   } catch (error) {
@@ -55,18 +67,39 @@ export interface PurgeThread {
   count(now: number, lo: string, hi: string): Promise<number>;
   /** The page cache of the thread's connection, in KiB, as SQLite reports it (tests). */
   cacheKiB(): Promise<number>;
+  /** How many of the thread's checkpoints copied frames into the database file (tests). */
+  checkpoints(): Promise<number>;
+  /** For tests: ends the thread as a crash would (onEnd is called). */
+  terminate(): Promise<void>;
   close(): Promise<void>;
 }
 
-export function startPurgeThread(options: { readonly path: string; readonly sql: string; readonly countSql: string; readonly busyTimeoutMs: number; readonly driver: string }): PurgeThread {
-  const worker = new Worker(THREAD_CODE, { eval: true, workerData: { ...options, cacheKiB: PURGE_THREAD_CACHE_KIB } });
+export interface PurgeThreadOptions {
+  readonly path: string;
+  readonly sql: string;
+  readonly countSql: string;
+  readonly busyTimeoutMs: number;
+  readonly driver: string;
+  /**
+   * Checkpoints the WAL every this many milliseconds (PASSIVE), for a serving connection whose
+   * own automatic checkpoints are off (sqlite-store.ts); 0 or absent: none.
+   */
+  readonly checkpointMs?: number;
+  /** Called once if the thread ends other than by close() (an error, a crash). */
+  readonly onEnd?: (error: unknown) => void;
+}
+
+export function startPurgeThread(options: PurgeThreadOptions): PurgeThread {
+  const { onEnd, ...settings } = options;
+  const worker = new Worker(THREAD_CODE, { eval: true, workerData: { ...settings, checkpointMs: settings.checkpointMs ?? 0, cacheKiB: PURGE_THREAD_CACHE_KIB } });
   worker.unref(); // an idle purge thread never keeps the process alive
   const waiting = new Map<number, { resolve(n: number): void; reject(e: unknown): void }>();
   let next = 0;
   let failed: unknown = null;
   let closing = false;
   const failAll = (error: unknown): void => {
-    failed = error;
+    if (failed === null && !closing) onEnd?.(error);
+    failed ??= error;
     for (const w of waiting.values()) w.reject(error);
     waiting.clear();
   };
@@ -97,6 +130,10 @@ export function startPurgeThread(options: { readonly path: string; readonly sql:
     purge: (before, limit) => ask({ before, limit }),
     count: (now, lo, hi) => ask({ count: true, now, lo, hi }),
     cacheKiB: () => ask({ settings: true }),
+    checkpoints: () => ask({ checkpoints: true }),
+    async terminate() {
+      await worker.terminate();
+    },
     async close() {
       if (failed !== null) return;
       closing = true;

@@ -63,6 +63,13 @@ export interface SqliteStoreOptions {
    */
   readonly purgeThread?: boolean;
   /**
+   * The WAL's checkpoints on the purge thread's connection instead of this one's COMMITs (a file
+   * with the purge thread only; default false, as for the CLI's short-lived stores, which would
+   * start a thread for nothing; `serve` passes config `performance.sqliteCheckpointThread`,
+   * default true). See CHECKPOINT_INTERVAL_MS.
+   */
+  readonly checkpointThread?: boolean;
+  /**
    * Durable commits off the event loop (default true; a file only; config
    * `performance.sqliteAsyncSync`): group commits and audit appends commit at synchronous NORMAL
    * and their callers wait for the WAL's fdatasync on libuv's pool instead of the event loop
@@ -84,6 +91,28 @@ export interface SqliteStoreOptions {
 
 /** How long after the purge thread's last batch the memory map comes back (housekeeping pauses between batches for at least four times a batch's time). */
 export const MAP_RESUME_MS = 1000;
+
+/**
+ * The checkpoints, off the event loop. SQLite checkpoints a WAL from inside the COMMIT that takes
+ * it past 1000 pages (wal_autocheckpoint): the connection that serves copies the pages into the
+ * database file and syncs both files while every request waits. Writing tickets, that was 10% of
+ * the server's CPU (perf, 64 connections, 2026-11-29), and the syncs' wait on top. Here the serving
+ * connection's automatic checkpoints are off and the purge thread's connection runs a PASSIVE
+ * checkpoint every CHECKPOINT_INTERVAL_MS: it copies the frames no reader still needs and never
+ * waits for or blocks a writer or a reader; once it has copied them all, the next writer starts
+ * the WAL over, as after an automatic one. A PASSIVE checkpoint with nothing new to copy reads
+ * the WAL index and returns. Paired against the automatic checkpoints (bench/cpu-compare.mjs,
+ * GetUserLoginURL, 6 rounds), the CPU a ticket fell to x0.92-0.96 and the event loop's share of it
+ * by 16% (docs/fast-paths.md); with no checkpoints at all it had risen by a quarter (every read
+ * then searches a WAL that only grows), so a thread that ends puts the automatic checkpoints back
+ * (onEnd).
+ *
+ * Durability is unchanged: a checkpoint copies committed frames only, and the WAL keeps them
+ * until it has synced the database file.
+ */
+export const CHECKPOINT_INTERVAL_MS = 100;
+/** SQLite's default wal_autocheckpoint, put back if the checkpoint thread ends. */
+const AUTO_CHECKPOINT_PAGES = 1000;
 
 /**
  * SQLite drops a connection's whole memory map when another connection has written to the
@@ -275,6 +304,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const mapResumeMs = Math.max(0, Math.trunc(options.mapResumeMs ?? MAP_RESUME_MS));
   const mapPause = mmapBytes > 0 && mapResumeMs > 0 ? pauseMapWhilePurging(db, mmapBytes, mapResumeMs) : null;
   const noThread = inMemory || !(options.purgeThread ?? true);
+  const checkpointOnThread = !noThread && (options.checkpointThread ?? false);
   let closing = false;
   const thread = (): PurgeThread => {
     // A count between two ranges, or a purge batch, once close() began: no new thread on a closing store.
@@ -282,9 +312,21 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     purgeThread ??= startPurgeThread({
       path: options.path, sql: PURGE_EXPIRED_SQL, countSql: COUNT_ACTIVE_SQL,
       busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), driver: require.resolve('better-sqlite3'),
+      ...(checkpointOnThread && {
+        checkpointMs: CHECKPOINT_INTERVAL_MS,
+        // A WAL nobody checkpoints grows without end: this connection checkpoints again.
+        onEnd: () => {
+          if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
+        },
+      }),
     });
     return purgeThread;
   };
+  if (checkpointOnThread) {
+    // The thread starts now (not at housekeeping's first purge) and checkpoints from the start.
+    thread();
+    db.pragma('wal_autocheckpoint = 0');
+  }
   const purgeOnThread = noThread ? null : async (before: number, limit: number): Promise<number> => {
     const deleted = await thread().purge(before, limit);
     if (deleted > 0) mapPause?.deleted();

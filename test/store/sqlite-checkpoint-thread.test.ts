@@ -1,0 +1,138 @@
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { openStore } from '../../src/store/open-store.js';
+import type * as PurgeThreadModule from '../../src/store/sqlite/purge-thread.js';
+import { startPurgeThread, type PurgeThread } from '../../src/store/sqlite/purge-thread.js';
+import { CHECKPOINT_INTERVAL_MS, openSqliteStore } from '../../src/store/sqlite/sqlite-store.js';
+import { COUNT_ACTIVE_SQL } from '../../src/store/sqlite/sqlite-tokens.js';
+
+/**
+ * The WAL's checkpoints on the purge thread (sqlite-store.ts CHECKPOINT_INTERVAL_MS): the
+ * serving connection's automatic checkpoints off while the thread runs, back when it ends.
+ */
+
+// The threads the store starts, so that a test can end one as a crash would.
+const started: PurgeThread[] = [];
+vi.mock('../../src/store/sqlite/purge-thread.js', async (importOriginal) => {
+  const original = await importOriginal<typeof PurgeThreadModule>();
+  return {
+    ...original,
+    startPurgeThread: (...args: Parameters<typeof original.startPurgeThread>): PurgeThread => {
+      const thread = original.startPurgeThread(...args);
+      started.push(thread);
+      return thread;
+    },
+  };
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'svcapi-checkpoint-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let fileCounter = 0;
+const freshFile = (): string => join(dir, `db-${++fileCounter}`, 'auth.db');
+
+describe('SQLite checkpoints on the purge thread', () => {
+  it('with the checkpoint thread, copies committed pages into the database file within moments, off the serving connection; without it, not before 1000 pages of WAL', async () => {
+    // Waits up to `patienceMs` for the file to grow.
+    const grows = async (checkpointThread: boolean, patienceMs: number): Promise<{ before: number; after: number }> => {
+      const path = freshFile();
+      const store = openSqliteStore({ path, checkpointThread });
+      try {
+        const before = statSync(path).size;
+        const user = await store.insertUser({ login: 'cp', loginKey: 'cp', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+        if (!user.ok) throw new Error('setup');
+        const now = new Date();
+        // The schema and a few hundred pages of WAL: under SQLite's 1000-page automatic checkpoint.
+        for (let i = 0; i < 60; i++) {
+          const tokenHash = createHash('sha256').update(`cp${i}`).digest('hex');
+          await store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: now, expiresAt: new Date(now.getTime() + 60_000) }, { passwordHash: 'h' });
+        }
+        let after = statSync(path).size;
+        for (let waited = 0; after === before && waited < patienceMs; waited += 50) {
+          await new Promise((r) => setTimeout(r, 50));
+          after = statSync(path).size;
+        }
+        return { before, after };
+      } finally {
+        await store.close();
+      }
+    };
+    const threaded = await grows(true, 3000);
+    expect(threaded.after).toBeGreaterThan(threaded.before);
+    const automatic = await grows(false, 5 * CHECKPOINT_INTERVAL_MS);
+    expect(automatic.after).toBe(automatic.before);
+  });
+
+  it('turns the serving connection\'s automatic checkpoints off only while the checkpoint thread runs', async () => {
+    const pragmas = (checkpointThread: boolean): string[] => {
+      const seen: string[] = [];
+      const { pragma } = Database.prototype;
+      Database.prototype.pragma = function (this: Database.Database, source: string, ...rest: unknown[]) {
+        seen.push(source);
+        return (pragma as (s: string, ...r: unknown[]) => unknown).call(this, source, ...rest);
+      } as typeof pragma;
+      try {
+        const store = openSqliteStore({ path: freshFile(), checkpointThread });
+        void store.close();
+      } finally {
+        Database.prototype.pragma = pragma;
+      }
+      return seen.filter((p) => p.startsWith('wal_autocheckpoint'));
+    };
+    expect(pragmas(true)).toEqual(['wal_autocheckpoint = 0']);
+    expect(pragmas(false)).toEqual([]);
+  });
+
+  it('checkpoints on the purge thread when asked, and reports a thread that ends other than by close(), not one closed', async () => {
+    const path = freshFile();
+    await (await openStore(`sqlite:${path}`)).close();
+    const writer = new Database(path);
+    writer.pragma('wal_autocheckpoint = 0');
+    writer.prepare('CREATE TABLE filler (v TEXT)').run();
+    const insert = writer.prepare('INSERT INTO filler (v) VALUES (?)');
+    for (let i = 0; i < 50; i++) insert.run('x'.repeat(2000));
+    const ended: unknown[] = [];
+    const options = { path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL, busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') };
+    const thread = startPurgeThread({ ...options, checkpointMs: 20, onEnd: (e) => ended.push(e) });
+    try {
+      let copied = 0;
+      for (let waited = 0; copied === 0 && waited < 3000; waited += 50) {
+        await new Promise((r) => setTimeout(r, 50));
+        copied = await thread.checkpoints();
+      }
+      expect(copied).toBeGreaterThan(0);
+      await thread.terminate();
+      expect(ended).toHaveLength(1);
+      await expect(thread.checkpoints()).rejects.toThrow();
+    } finally {
+      await thread.close();
+      writer.close();
+    }
+    const closed = startPurgeThread({ ...options, checkpointMs: 20, onEnd: (e) => ended.push(e) });
+    await closed.close();
+    expect(ended).toHaveLength(1);
+  });
+
+  it('puts the serving connection\'s automatic checkpoints back when the checkpoint thread ends (a WAL nobody checkpoints only grows)', async () => {
+    const seen: string[] = [];
+    const { pragma } = Database.prototype;
+    Database.prototype.pragma = function (this: Database.Database, source: string, ...rest: unknown[]) {
+      seen.push(source);
+      return (pragma as (s: string, ...r: unknown[]) => unknown).call(this, source, ...rest);
+    } as typeof pragma;
+    started.length = 0;
+    const store = openSqliteStore({ path: freshFile(), checkpointThread: true });
+    try {
+      expect(started).toHaveLength(1);
+      await started[0]?.terminate();
+      expect(seen.filter((p) => p.startsWith('wal_autocheckpoint'))).toEqual(['wal_autocheckpoint = 0', 'wal_autocheckpoint = 1000']);
+    } finally {
+      Database.prototype.pragma = pragma;
+      await store.close();
+    }
+  });
+});
