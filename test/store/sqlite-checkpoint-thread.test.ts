@@ -35,6 +35,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let fileCounter = 0;
 const freshFile = (): string => join(dir, `db-${++fileCounter}`, 'auth.db');
 
+/** Records the pragmas every connection runs until restore(). */
+function spyPragmas(): { readonly seen: string[]; restore(): void } {
+  const seen: string[] = [];
+  const { pragma } = Database.prototype;
+  Database.prototype.pragma = function (this: Database.Database, source: string, ...rest: unknown[]) {
+    seen.push(source);
+    return (pragma as (s: string, ...r: unknown[]) => unknown).call(this, source, ...rest);
+  } as typeof pragma;
+  return { seen, restore: () => { Database.prototype.pragma = pragma; } };
+}
+
 describe('SQLite checkpoints on the purge thread', () => {
   it('with the checkpoint thread, copies committed pages into the database file within moments, off the serving connection; without it, not before 1000 pages of WAL', async () => {
     // Waits up to `patienceMs` for the file to grow.
@@ -68,23 +79,17 @@ describe('SQLite checkpoints on the purge thread', () => {
   });
 
   it('turns the serving connection\'s automatic checkpoints off only while the checkpoint thread runs', async () => {
-    const pragmas = (checkpointThread: boolean): string[] => {
-      const seen: string[] = [];
-      const { pragma } = Database.prototype;
-      Database.prototype.pragma = function (this: Database.Database, source: string, ...rest: unknown[]) {
-        seen.push(source);
-        return (pragma as (s: string, ...r: unknown[]) => unknown).call(this, source, ...rest);
-      } as typeof pragma;
+    const pragmas = async (checkpointThread: boolean): Promise<string[]> => {
+      const spy = spyPragmas();
       try {
-        const store = openSqliteStore({ path: freshFile(), checkpointThread });
-        void store.close();
+        await openSqliteStore({ path: freshFile(), checkpointThread }).close();
       } finally {
-        Database.prototype.pragma = pragma;
+        spy.restore();
       }
-      return seen.filter((p) => p.startsWith('wal_autocheckpoint'));
+      return spy.seen.filter((p) => p.startsWith('wal_autocheckpoint'));
     };
-    expect(pragmas(true)).toEqual(['wal_autocheckpoint = 0']);
-    expect(pragmas(false)).toEqual([]);
+    expect(await pragmas(true)).toEqual(['wal_autocheckpoint = 0']);
+    expect(await pragmas(false)).toEqual([]);
   });
 
   it('checkpoints on the purge thread when asked, and reports a thread that ends other than by close(), not one closed', async () => {
@@ -118,20 +123,15 @@ describe('SQLite checkpoints on the purge thread', () => {
   });
 
   it('puts the serving connection\'s automatic checkpoints back when the checkpoint thread ends (a WAL nobody checkpoints only grows)', async () => {
-    const seen: string[] = [];
-    const { pragma } = Database.prototype;
-    Database.prototype.pragma = function (this: Database.Database, source: string, ...rest: unknown[]) {
-      seen.push(source);
-      return (pragma as (s: string, ...r: unknown[]) => unknown).call(this, source, ...rest);
-    } as typeof pragma;
+    const spy = spyPragmas();
     started.length = 0;
     const store = openSqliteStore({ path: freshFile(), checkpointThread: true });
     try {
       expect(started).toHaveLength(1);
       await started[0]?.terminate();
-      expect(seen.filter((p) => p.startsWith('wal_autocheckpoint'))).toEqual(['wal_autocheckpoint = 0', 'wal_autocheckpoint = 1000']);
+      expect(spy.seen.filter((p) => p.startsWith('wal_autocheckpoint'))).toEqual(['wal_autocheckpoint = 0', 'wal_autocheckpoint = 1000']);
     } finally {
-      Database.prototype.pragma = pragma;
+      spy.restore();
       await store.close();
     }
   });

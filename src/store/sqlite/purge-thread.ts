@@ -30,11 +30,17 @@ db.pragma('cache_size = -' + workerData.cacheKiB);
 const purge = db.prepare(workerData.sql);
 const count = db.prepare(workerData.countSql);
 let checkpoints = 0;
+let lastLog = 0;
+let lastCopied = 0;
 const checkpointTimer = workerData.checkpointMs > 0 ? setInterval(() => {
   try {
     // PASSIVE: copies what no reader still needs, never waits for or blocks a writer or a reader.
     const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
-    if (r && r.checkpointed > 0) checkpoints++;
+    if (!r) return;
+    // Counted when the frames copied so far changed (a WAL begun again counts anew).
+    if (r.checkpointed > 0 && (r.checkpointed !== lastCopied || r.log !== lastLog)) checkpoints++;
+    lastLog = r.log;
+    lastCopied = r.checkpointed;
   } catch {
     // Busy (another process's checkpoint) or an I/O error the serving connection meets too: the next tick tries again.
   }
