@@ -135,4 +135,47 @@ describe('SQLite checkpoints on the purge thread', () => {
       await store.close();
     }
   });
+
+  it('starts the WAL over under sustained writes: the -wal file stays bounded while every turn commits, where without the catch-up it grows by every frame written', async () => {
+    // The thread's PASSIVE checkpoints never catch up with a writer that commits while they copy,
+    // and SQLite starts a WAL over only when a write begins with every frame copied: without the
+    // catch-up before a commit (wal-restart-gate.ts) the file grew by every frame ever written
+    // (1.7 GB in 22 s of GetUserLoginURL, 2026-11-29).
+    const restartFrames = 1000;
+    const peakWal = async (walRestartFrames: number): Promise<{ peak: number; frameBytes: number }> => {
+      const path = freshFile();
+      const store = openSqliteStore({ path, checkpointThread: true, walRestartFrames });
+      try {
+        const user = await store.insertUser({ login: 'cp', loginKey: 'cp', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+        if (!user.ok) throw new Error('setup');
+        const now = new Date();
+        const reader = new Database(path, { readonly: true });
+        const frameBytes = 24 + Number(reader.pragma('page_size', { simple: true }));
+        reader.close();
+        let peak = 0;
+        const until = Date.now() + 2000;
+        for (let turn = 0; Date.now() < until; turn++) {
+          await Promise.all(Array.from({ length: 20 }, (_, i) => {
+            const tokenHash = createHash('sha256').update(`sustained${turn}.${i}`).digest('hex');
+            return store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: now, expiresAt: new Date(now.getTime() + 60_000) }, { passwordHash: 'h' });
+          }));
+          peak = Math.max(peak, statSync(`${path}-wal`).size);
+          // A steady load, not a burst: the thread looks at the WAL every CHECKPOINT_INTERVAL_MS, and
+          // what is written between two looks comes on top of the threshold.
+          await new Promise((r) => setTimeout(r, 2));
+        }
+        return { peak, frameBytes };
+      } finally {
+        await store.close();
+      }
+    };
+    // The threshold plus what is written between two of the thread's looks (about 2,000 frames
+    // here; 3,200 in all at most seen against 36,000 without the catch-up).
+    const bound = (frameBytes: number): number => 6 * restartFrames * frameBytes;
+    const gated = await peakWal(restartFrames);
+    expect(gated.peak).toBeLessThan(bound(gated.frameBytes));
+    // The same writes with a threshold never reached: the load is sustained enough to outgrow the bound.
+    const ungated = await peakWal(2 ** 30);
+    expect(ungated.peak).toBeGreaterThan(bound(ungated.frameBytes));
+  });
 });

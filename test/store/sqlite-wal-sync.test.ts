@@ -78,6 +78,33 @@ describe('WAL sync off the event loop', () => {
     await sync.close();
   });
 
+  it('runs no commit before the promise beforeCommit gives has settled, and keeps their order', async () => {
+    open();
+    let release = (): void => undefined;
+    let held: Promise<void> | null = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const asked: number[] = [];
+    const sync = createWalSync(db, { walPath: `${path}-wal`, beforeCommit: () => {
+      asked.push(db.prepare('SELECT COUNT(*) FROM t').pluck().get() as number);
+      return held;
+    } });
+    const insert = db.prepare('INSERT INTO t (n) VALUES (?)');
+    const first = sync.commitThenSync(() => insert.run(1).lastInsertRowid);
+    const second = sync.commitThenSync(() => insert.run(2).lastInsertRowid);
+    expect(await settled(first)).toBe(false);
+    expect(db.prepare('SELECT COUNT(*) FROM t').pluck().get()).toBe(0);
+    const gate = held;
+    held = null;
+    release();
+    await gate;
+    await expect(Promise.all([first, second])).resolves.toEqual([1, 2]);
+    expect(db.prepare('SELECT n FROM t ORDER BY rowid').pluck().all()).toEqual([1, 2]);
+    // Asked again before each commit once released: the first ran before the second was asked.
+    expect(asked).toEqual([0, 0, 0, 1]);
+    await sync.close();
+  });
+
   it('coalesces: commits made while a sync runs wait for one more sync, which covers them all', async () => {
     open();
     const held = heldSyncs();

@@ -32,15 +32,25 @@ const count = db.prepare(workerData.countSql);
 let checkpoints = 0;
 let lastLog = 0;
 let lastCopied = 0;
+// [frames in the WAL, checkpoints run on the timer], read by the serving connection (wal-restart-gate.ts).
+const walState = workerData.walState ? new Int32Array(workerData.walState) : null;
+const checkpoint = (onTimer) => {
+  // PASSIVE: copies what no reader still needs, never waits for or blocks a writer or a reader.
+  const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
+  if (!r) return null;
+  // Counted when the frames copied so far changed (a WAL begun again counts anew).
+  if (r.checkpointed > 0 && (r.checkpointed !== lastCopied || r.log !== lastLog)) checkpoints++;
+  lastLog = r.log;
+  lastCopied = r.checkpointed;
+  if (walState !== null && onTimer) {
+    Atomics.store(walState, 0, r.log);
+    Atomics.add(walState, 1, 1);
+  }
+  return r;
+};
 const checkpointTimer = workerData.checkpointMs > 0 ? setInterval(() => {
   try {
-    // PASSIVE: copies what no reader still needs, never waits for or blocks a writer or a reader.
-    const r = db.pragma('wal_checkpoint(PASSIVE)')[0];
-    if (!r) return;
-    // Counted when the frames copied so far changed (a WAL begun again counts anew).
-    if (r.checkpointed > 0 && (r.checkpointed !== lastCopied || r.log !== lastLog)) checkpoints++;
-    lastLog = r.log;
-    lastCopied = r.checkpointed;
+    checkpoint(true);
   } catch {
     // Busy (another process's checkpoint) or an I/O error the serving connection meets too: the next tick tries again.
   }
@@ -50,6 +60,10 @@ parentPort.on('message', (m) => {
   try {
     if (m.settings) parentPort.postMessage({ id: m.id, changes: -db.pragma('cache_size', { simple: true }) });
     else if (m.checkpoints) parentPort.postMessage({ id: m.id, changes: checkpoints });
+    else if (m.catchUp) {
+      const r = checkpoint(false);
+      parentPort.postMessage({ id: m.id, changes: r === null ? -1 : r.log - r.checkpointed });
+    }
     else if (m.count) parentPort.postMessage({ id: m.id, changes: Number(count.get({ now: m.now, lo: m.lo, hi: m.hi }).n) });
     else parentPort.postMessage({ id: m.id, changes: purge.run({ before: m.before, limit: m.limit }).changes });
   } catch (error) {
@@ -75,6 +89,8 @@ export interface PurgeThread {
   cacheKiB(): Promise<number>;
   /** How many of the thread's checkpoints copied frames into the database file (tests). */
   checkpoints(): Promise<number>;
+  /** Checkpoints now (PASSIVE); resolves with the frames it left uncopied (wal-restart-gate.ts). */
+  catchUp(): Promise<number>;
   /** For tests: ends the thread as a crash would (onEnd is called). */
   terminate(): Promise<void>;
   close(): Promise<void>;
@@ -91,6 +107,8 @@ export interface PurgeThreadOptions {
    * own automatic checkpoints are off (sqlite-store.ts); 0 or absent: none.
    */
   readonly checkpointMs?: number;
+  /** Where the timer's checkpoints report the WAL (wal-restart-gate.ts WAL_STATE_LENGTH Int32 slots). */
+  readonly walState?: SharedArrayBuffer;
   /** Called once if the thread ends other than by close() (an error, a crash). */
   readonly onEnd?: (error: unknown) => void;
 }
@@ -137,6 +155,7 @@ export function startPurgeThread(options: PurgeThreadOptions): PurgeThread {
     count: (now, lo, hi) => ask({ count: true, now, lo, hi }),
     cacheKiB: () => ask({ settings: true }),
     checkpoints: () => ask({ checkpoints: true }),
+    catchUp: () => ask({ catchUp: true }),
     async terminate() {
       await worker.terminate();
     },

@@ -17,6 +17,7 @@ import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
 import { createSqliteWrites } from './group-commit.js';
 import { createWalSync } from './wal-sync.js';
+import { createWalRestartGate, WAL_STATE_LENGTH, type WalRestartGate } from './wal-restart-gate.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { ms } from './sqlite-row-mapping.js';
 import { sqliteAccounts } from './sqlite-accounts.js';
@@ -66,9 +67,13 @@ export interface SqliteStoreOptions {
    * The WAL's checkpoints on the purge thread's connection instead of this one's COMMITs (a file
    * with the purge thread only; default false, as for the CLI's short-lived stores, which would
    * start a thread for nothing; `serve` passes config `performance.sqliteCheckpointThread`,
-   * default true). See CHECKPOINT_INTERVAL_MS.
+   * default true). Needs group commit and the asynchronous sync (the writes that wait while
+   * the thread catches up go through them, wal-restart-gate.ts); without either, SQLite's own
+   * checkpoints. See CHECKPOINT_INTERVAL_MS.
    */
   readonly checkpointThread?: boolean;
+  /** With the checkpoint thread: the WAL frames past which a commit waits for it to start the WAL over (default WAL_RESTART_FRAMES; tests). */
+  readonly walRestartFrames?: number;
   /**
    * Durable commits off the event loop (default true; a file only; config
    * `performance.sqliteAsyncSync`): group commits and audit appends commit at synchronous NORMAL
@@ -113,6 +118,16 @@ export const MAP_RESUME_MS = 1000;
 export const CHECKPOINT_INTERVAL_MS = 100;
 /** SQLite's default wal_autocheckpoint, put back if the checkpoint thread ends. */
 const AUTO_CHECKPOINT_PAGES = 1000;
+/**
+ * The WAL's size (frames) at which the next commit waits for the thread to copy the rest, so that
+ * the WAL starts over (wal-restart-gate.ts): 64 MiB of 4 KiB pages. Larger, fewer waits (one every
+ * 0.7 s at the 25,000 frames a second of GetUserLoginURL at saturation); smaller, a smaller file.
+ * The file keeps its size when the WAL starts over (rewriting allocated pages is cheaper than
+ * extending the file), cut back to twice this by journal_size_limit after a runaway.
+ */
+export const WAL_RESTART_FRAMES = 16_384;
+/** How long a commit waits for the thread's catch-up at most (ms): a purge batch in progress delays it. */
+const WAL_CATCH_UP_TIMEOUT_MS = 50;
 
 /**
  * SQLite drops a connection's whole memory map when another connection has written to the
@@ -290,21 +305,16 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     probeWrite: db.prepare('INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at'),
   };
 
-  // The hot paths' small writes (tokens, tickets, their uses, brute-force counters): one
-  // transaction and one fsync per event-loop turn for all of them (group-commit.ts).
-  const walSync = inMemory || !(options.asyncSync ?? true) ? null : createWalSync(db, { walPath: `${options.path}-wal` });
-  const writes = createSqliteWrites(db, {
-    enabled: options.groupCommit ?? true, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
-    ...(walSync !== null && { walSync }),
-  });
-
   // A file: housekeeping's token purge on a thread of its own, started at its first batch
   // (purge-thread.ts), so neither the DELETE nor the checkpoint its commit may set off holds the
   // event loop.
   const mapResumeMs = Math.max(0, Math.trunc(options.mapResumeMs ?? MAP_RESUME_MS));
   const mapPause = mmapBytes > 0 && mapResumeMs > 0 ? pauseMapWhilePurging(db, mmapBytes, mapResumeMs) : null;
   const noThread = inMemory || !(options.purgeThread ?? true);
-  const checkpointOnThread = !noThread && (options.checkpointThread ?? false);
+  const asyncSync = !inMemory && (options.asyncSync ?? true);
+  const groupCommit = options.groupCommit ?? true;
+  const checkpointOnThread = !noThread && asyncSync && groupCommit && (options.checkpointThread ?? false);
+  const walState = checkpointOnThread ? new SharedArrayBuffer(WAL_STATE_LENGTH * Int32Array.BYTES_PER_ELEMENT) : null;
   let closing = false;
   const thread = (): PurgeThread => {
     // A count between two ranges, or a purge batch, once close() began: no new thread on a closing store.
@@ -312,8 +322,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     purgeThread ??= startPurgeThread({
       path: options.path, sql: PURGE_EXPIRED_SQL, countSql: COUNT_ACTIVE_SQL,
       busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), driver: require.resolve('better-sqlite3'),
-      ...(checkpointOnThread && {
+      ...(walState !== null && {
         checkpointMs: CHECKPOINT_INTERVAL_MS,
+        walState,
         // A WAL nobody checkpoints grows without end: this connection checkpoints again.
         onEnd: () => {
           if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
@@ -322,11 +333,32 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     });
     return purgeThread;
   };
-  if (checkpointOnThread) {
+  let restartGate: WalRestartGate | undefined;
+  if (walState !== null) {
+    const restartFrames = Math.max(1, Math.trunc(options.walRestartFrames ?? WAL_RESTART_FRAMES));
+    const frameBytes = 24 + Number(db.pragma('page_size', { simple: true }));
+    db.pragma(`journal_size_limit = ${2 * restartFrames * frameBytes}`);
+    restartGate = createWalRestartGate({
+      state: new Int32Array(walState), restartFrames, runawayFrames: 4 * restartFrames, timeoutMs: WAL_CATCH_UP_TIMEOUT_MS,
+      // A thread that ended has already put the automatic checkpoints back (onEnd): a failed ask only means no restart now.
+      catchUp: () => (closing || purgeThread === undefined ? Promise.resolve() : purgeThread.catchUp()),
+      onRunaway: (runaway) => {
+        if (db.open) db.pragma(`wal_autocheckpoint = ${runaway ? AUTO_CHECKPOINT_PAGES : 0}`);
+      },
+    });
     // The thread starts now (not at housekeeping's first purge) and checkpoints from the start.
     thread();
     db.pragma('wal_autocheckpoint = 0');
   }
+
+  // The hot paths' small writes (tokens, tickets, their uses, brute-force counters): one
+  // transaction and one fsync per event-loop turn for all of them (group-commit.ts).
+  const walSync = !asyncSync ? null : createWalSync(db, { walPath: `${options.path}-wal`, ...(restartGate !== undefined && { beforeCommit: restartGate.beforeCommit }) });
+  const writes = createSqliteWrites(db, {
+    enabled: groupCommit, ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
+    ...(walSync !== null && { walSync }),
+  });
+
   const purgeOnThread = noThread ? null : async (before: number, limit: number): Promise<number> => {
     const deleted = await thread().purge(before, limit);
     if (deleted > 0) mapPause?.deleted();

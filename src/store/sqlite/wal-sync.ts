@@ -38,6 +38,12 @@ export interface WalSyncOptions {
   readonly walPath: string;
   /** fs.fdatasync (tests count or fail syncs). */
   readonly fdatasync?: (fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => void;
+  /**
+   * Asked before each commit: null to commit now, or a promise to wait for first (it never
+   * rejects): the checkpoint thread catching up so that this commit starts the WAL over
+   * (wal-restart-gate.ts). Commits that wait keep their order.
+   */
+  readonly beforeCommit?: () => Promise<void> | null;
 }
 
 export function createWalSync(db: Database.Database, options: WalSyncOptions): WalSync {
@@ -107,20 +113,25 @@ export function createWalSync(db: Database.Database, options: WalSyncOptions): W
     return queued;
   };
 
+  const { beforeCommit } = options;
+  const commitThenSync = <T>(commit: () => T): Promise<T> => {
+    if (failed !== null) return Promise.reject(failed);
+    const wait = beforeCommit?.() ?? null;
+    if (wait !== null) return wait.then(() => commitThenSync(commit));
+    let result: T;
+    syncNormal();
+    try {
+      result = commit();
+    } catch (error) {
+      return Promise.reject(error);
+    } finally {
+      syncFull();
+    }
+    return sync().then(() => result);
+  };
+
   return {
-    commitThenSync<T>(commit: () => T): Promise<T> {
-      if (failed !== null) return Promise.reject(failed);
-      let result: T;
-      syncNormal();
-      try {
-        result = commit();
-      } catch (error) {
-        return Promise.reject(error);
-      } finally {
-        syncFull();
-      }
-      return sync().then(() => result);
-    },
+    commitThenSync,
     async close() {
       while (running !== null || queued !== null) await Promise.allSettled([running, queued]);
       if (fd !== null) closeSync(fd);
