@@ -178,4 +178,36 @@ describe('SQLite checkpoints on the purge thread', () => {
     const ungated = await peakWal(2 ** 30);
     expect(ungated.peak).toBeGreaterThan(bound(ungated.frameBytes));
   });
+
+  it('keeps the WAL bounded with two serving connections writing to one file (--workers), where each one\'s catch-up can miss', async () => {
+    // Each connection's commits do not wait for the other's thread: past four times the threshold
+    // the serving connections checkpoint at their own commits again (wal-restart-gate.ts).
+    const restartFrames = 1000;
+    const path = freshFile();
+    const first = openSqliteStore({ path, checkpointThread: true, walRestartFrames: restartFrames });
+    const user = await first.insertUser({ login: 'cp', loginKey: 'cp', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
+    if (!user.ok) throw new Error('setup');
+    const second = openSqliteStore({ path, checkpointThread: true, walRestartFrames: restartFrames });
+    try {
+      const now = new Date();
+      const until = Date.now() + 2000;
+      let peak = 0;
+      const writer = async (store: typeof first, tag: string): Promise<void> => {
+        for (let turn = 0; Date.now() < until; turn++) {
+          await Promise.all(Array.from({ length: 20 }, (_, i) => {
+            const tokenHash = createHash('sha256').update(`${tag}${turn}.${i}`).digest('hex');
+            return store.insertSession({ tokenHash, userId: user.user.userId, appId: 2, clientIp: null, sourceIp: null, issuedAt: now, expiresAt: new Date(now.getTime() + 60_000) }, { passwordHash: 'h' });
+          }));
+          peak = Math.max(peak, statSync(`${path}-wal`).size);
+          await new Promise((r) => setTimeout(r, 2));
+        }
+      };
+      await Promise.all([writer(first, 'a'), writer(second, 'b')]);
+      // 8,000 frames seen at most here, against 160,000 with neither catch-up nor fallback.
+      expect(peak).toBeLessThan(16 * restartFrames * (4096 + 24));
+    } finally {
+      await first.close();
+      await second.close();
+    }
+  });
 });
