@@ -316,6 +316,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const checkpointOnThread = !noThread && asyncSync && groupCommit && (options.checkpointThread ?? false);
   const walState = checkpointOnThread ? new SharedArrayBuffer(WAL_STATE_LENGTH * Int32Array.BYTES_PER_ELEMENT) : null;
   let closing = false;
+  let threadEnded = false;
   const thread = (): PurgeThread => {
     // A count between two ranges, or a purge batch, once close() began: no new thread on a closing store.
     if (closing) throw new Error('the store is closing');
@@ -327,6 +328,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
         walState,
         // A WAL nobody checkpoints grows without end: this connection checkpoints again.
         onEnd: () => {
+          threadEnded = true;
           if (db.open) db.pragma(`wal_autocheckpoint = ${AUTO_CHECKPOINT_PAGES}`);
         },
       }),
@@ -342,8 +344,9 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       state: new Int32Array(walState), restartFrames, runawayFrames: 4 * restartFrames, timeoutMs: WAL_CATCH_UP_TIMEOUT_MS,
       // A thread that ended has already put the automatic checkpoints back (onEnd): a failed ask only means no restart now.
       catchUp: () => (closing || purgeThread === undefined ? Promise.resolve() : purgeThread.catchUp()),
+      // Never off again once the thread has ended: its last report may be of a WAL just started over.
       onRunaway: (runaway) => {
-        if (db.open) db.pragma(`wal_autocheckpoint = ${runaway ? AUTO_CHECKPOINT_PAGES : 0}`);
+        if (db.open && !threadEnded) db.pragma(`wal_autocheckpoint = ${runaway ? AUTO_CHECKPOINT_PAGES : 0}`);
       },
     });
     // The thread starts now (not at housekeeping's first purge) and checkpoints from the start.
