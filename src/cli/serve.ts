@@ -14,6 +14,7 @@ import { createLegacyGuard, legacyAnswerRules } from '../domain/legacy-guard.js'
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { createLogger } from '../ops/logger.js';
+import { walRunawayWatch } from '../ops/wal-runaway-watch.js';
 import type { Logger } from 'pino';
 import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
@@ -154,12 +155,13 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   // one. A SQLite file is checked whole (quick_check) in the background while the service starts
   // and serves (store/sqlite/background-check.ts); damage found there stops it as at start.
   const integrity = integrityWatch();
+  const walRunaway = walRunawayWatch();
   const store = await openCliStore(config.databaseUrl, {
     create: true, groupCommit: config.performance.groupCommit, sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
     sqliteAsyncSync: config.performance.sqliteAsyncSync, sqliteCheckpointThread: config.performance.sqliteCheckpointThread,
     postgresGenericTokenPlans: config.performance.pgGenericTokenPlans,
     integrityCheck: hooks.integrityChecked === true ? false : config.performance.sqliteCheckInBackground ? 'background' : true,
-    onIntegrityCheck: integrity.report,
+    onIntegrityCheck: integrity.report, onSqliteWalRunaway: walRunaway.report,
   }).catch((error: unknown) => {
     tickShape?.stop();
     throw error;
@@ -182,6 +184,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     });
     process.on('SIGHUP', reopenLogs);
     integrity.log(logger);
+    walRunaway.log(logger);
     ops = await createOpsRuntime({ config, store, logger });
     const logDestination = logs;
     ops.metrics.reportLogBacklog(() => logDestination.backlogBytes());

@@ -27,6 +27,8 @@ export interface OpenStoreOptions {
   readonly sqliteAsyncSync?: boolean;
   /** SQLite: the WAL's checkpoints on the purge thread (SqliteStoreOptions.checkpointThread; default false, `serve` true). */
   readonly sqliteCheckpointThread?: boolean;
+  /** SQLite with the checkpoint thread: its WAL runaway switch (SqliteStoreOptions.onWalRunaway). */
+  readonly onSqliteWalRunaway?: (runaway: boolean, walBytes: number) => void;
   /**
    * Group commit (default true; config `performance.groupCommit`): the hot paths' small writes
    * of one event-loop turn share one transaction, and one fsync or WAL flush.
@@ -56,6 +58,7 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
         ...(options.sqliteMmapBytes !== undefined && { mmapBytes: options.sqliteMmapBytes }),
         ...(options.sqliteAsyncSync !== undefined && { asyncSync: options.sqliteAsyncSync }),
         ...(options.sqliteCheckpointThread !== undefined && { checkpointThread: options.sqliteCheckpointThread }),
+        ...(options.onSqliteWalRunaway !== undefined && { onWalRunaway: options.onSqliteWalRunaway }),
       });
     }
     case 'postgres': {

@@ -184,10 +184,15 @@ describe('SQLite checkpoints on the purge thread', () => {
     // the serving connections checkpoint at their own commits again (wal-restart-gate.ts).
     const restartFrames = 1000;
     const path = freshFile();
-    const first = openSqliteStore({ path, checkpointThread: true, walRestartFrames: restartFrames });
+    // What the runaway switch reports (serve logs it): [on or off, the WAL's size then].
+    const reported: [boolean, number][] = [];
+    const onWalRunaway = (runaway: boolean, walBytes: number): void => {
+      reported.push([runaway, walBytes]);
+    };
+    const first = openSqliteStore({ path, checkpointThread: true, walRestartFrames: restartFrames, onWalRunaway });
     const user = await first.insertUser({ login: 'cp', loginKey: 'cp', passwordHash: 'h', enabled: true, appIds: [2], createdAt: new Date() });
     if (!user.ok) throw new Error('setup');
-    const second = openSqliteStore({ path, checkpointThread: true, walRestartFrames: restartFrames });
+    const second = openSqliteStore({ path, checkpointThread: true, walRestartFrames: restartFrames, onWalRunaway });
     try {
       const now = new Date();
       const until = Date.now() + 2000;
@@ -205,6 +210,9 @@ describe('SQLite checkpoints on the purge thread', () => {
       await Promise.all([writer(first, 'a'), writer(second, 'b')]);
       // 8,000 frames seen at most here, against 160,000 with neither catch-up nor fallback.
       expect(peak).toBeLessThan(16 * restartFrames * (4096 + 24));
+      // The catch-ups missed (31,000 frames without the fallback): the switch went on, at a WAL past four times the threshold.
+      const on = reported.find(([runaway]) => runaway);
+      expect(on?.[1]).toBeGreaterThanOrEqual(4 * restartFrames * (4096 + 24));
     } finally {
       await first.close();
       await second.close();

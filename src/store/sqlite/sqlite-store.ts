@@ -17,7 +17,7 @@ import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
 import { createSqliteWrites } from './group-commit.js';
 import { createWalSync } from './wal-sync.js';
-import { createWalRestartGate, WAL_STATE_LENGTH, type WalRestartGate } from './wal-restart-gate.js';
+import { createWalRestartGate, WAL_STATE_FRAMES, WAL_STATE_LENGTH, type WalRestartGate } from './wal-restart-gate.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { ms } from './sqlite-row-mapping.js';
 import { sqliteAccounts } from './sqlite-accounts.js';
@@ -74,6 +74,12 @@ export interface SqliteStoreOptions {
   readonly checkpointThread?: boolean;
   /** With the checkpoint thread: the WAL frames past which a commit waits for it to start the WAL over (default WAL_RESTART_FRAMES; tests). */
   readonly walRestartFrames?: number;
+  /**
+   * With the checkpoint thread: told when this connection checkpoints at its own commits again
+   * (true: the WAL passed four times the restart size, `walBytes` its size then) and when it
+   * stops again (false: the WAL started over); wal-restart-gate.ts. `serve` logs it.
+   */
+  readonly onWalRunaway?: (runaway: boolean, walBytes: number) => void;
   /**
    * Durable commits off the event loop (default true; a file only; config
    * `performance.sqliteAsyncSync`): group commits and audit appends commit at synchronous NORMAL
@@ -340,13 +346,16 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     const restartFrames = Math.max(1, Math.trunc(options.walRestartFrames ?? WAL_RESTART_FRAMES));
     const frameBytes = 24 + Number(db.pragma('page_size', { simple: true }));
     db.pragma(`journal_size_limit = ${2 * restartFrames * frameBytes}`);
+    const state = new Int32Array(walState);
     restartGate = createWalRestartGate({
-      state: new Int32Array(walState), restartFrames, runawayFrames: 4 * restartFrames, timeoutMs: WAL_CATCH_UP_TIMEOUT_MS,
+      state, restartFrames, runawayFrames: 4 * restartFrames, timeoutMs: WAL_CATCH_UP_TIMEOUT_MS,
       // A thread that ended has already put the automatic checkpoints back (onEnd): a failed ask only means no restart now.
       catchUp: () => (closing || purgeThread === undefined ? Promise.resolve() : purgeThread.catchUp()),
       // Never off again once the thread has ended: its last report may be of a WAL just started over.
       onRunaway: (runaway) => {
-        if (db.open && !threadEnded) db.pragma(`wal_autocheckpoint = ${runaway ? AUTO_CHECKPOINT_PAGES : 0}`);
+        if (!db.open || threadEnded) return;
+        db.pragma(`wal_autocheckpoint = ${runaway ? AUTO_CHECKPOINT_PAGES : 0}`);
+        options.onWalRunaway?.(runaway, Atomics.load(state, WAL_STATE_FRAMES) * frameBytes);
       },
     });
     // The thread starts now (not at housekeeping's first purge) and checkpoints from the start.
