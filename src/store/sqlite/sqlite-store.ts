@@ -17,7 +17,7 @@ import { startPurgeThread, type PurgeThread } from './purge-thread.js';
 import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
 import { createSqliteWrites } from './group-commit.js';
 import { createWalSync } from './wal-sync.js';
-import { createWalRestartGate, WAL_STATE_FRAMES, WAL_STATE_LENGTH, type WalRestartGate } from './wal-restart-gate.js';
+import { createWalRestartGate, WAL_STATE_LENGTH, type WalRestartGate } from './wal-restart-gate.js';
 import type { SqliteContext } from './sqlite-context.js';
 import { ms } from './sqlite-row-mapping.js';
 import { sqliteAccounts } from './sqlite-accounts.js';
@@ -346,16 +346,15 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     const restartFrames = Math.max(1, Math.trunc(options.walRestartFrames ?? WAL_RESTART_FRAMES));
     const frameBytes = 24 + Number(db.pragma('page_size', { simple: true }));
     db.pragma(`journal_size_limit = ${2 * restartFrames * frameBytes}`);
-    const state = new Int32Array(walState);
     restartGate = createWalRestartGate({
-      state, restartFrames, runawayFrames: 4 * restartFrames, timeoutMs: WAL_CATCH_UP_TIMEOUT_MS,
+      state: new Int32Array(walState), restartFrames, runawayFrames: 4 * restartFrames, timeoutMs: WAL_CATCH_UP_TIMEOUT_MS,
       // A thread that ended has already put the automatic checkpoints back (onEnd): a failed ask only means no restart now.
       catchUp: () => (closing || purgeThread === undefined ? Promise.resolve() : purgeThread.catchUp()),
       // Never off again once the thread has ended: its last report may be of a WAL just started over.
-      onRunaway: (runaway) => {
+      onRunaway: (runaway, frames) => {
         if (!db.open || threadEnded) return;
         db.pragma(`wal_autocheckpoint = ${runaway ? AUTO_CHECKPOINT_PAGES : 0}`);
-        options.onWalRunaway?.(runaway, Atomics.load(state, WAL_STATE_FRAMES) * frameBytes);
+        options.onWalRunaway?.(runaway, frames * frameBytes);
       },
     });
     // The thread starts now (not at housekeeping's first purge) and checkpoints from the start.

@@ -45,8 +45,8 @@ export interface WalRestartGateOptions {
   /** Asks the thread for a checkpoint now; settles when it has run. */
   readonly catchUp: () => Promise<unknown>;
   readonly timeoutMs: number;
-  /** true: the WAL passed runawayFrames (the serving connection should checkpoint itself); false: it is back under restartFrames. */
-  readonly onRunaway: (runaway: boolean) => void;
+  /** true: the WAL passed runawayFrames (the serving connection should checkpoint itself); false: it is back under restartFrames. `frames`: the thread's last report. */
+  readonly onRunaway: (runaway: boolean, frames: number) => void;
 }
 
 export function createWalRestartGate(options: WalRestartGateOptions): WalRestartGate {
@@ -69,13 +69,13 @@ export function createWalRestartGate(options: WalRestartGateOptions): WalRestart
       if (frames < restartFrames) {
         if (runaway) {
           runaway = false;
-          onRunaway(false);
+          onRunaway(false, frames);
         }
         return null;
       }
       if (frames >= runawayFrames && !runaway) {
         runaway = true;
-        onRunaway(true);
+        onRunaway(true, frames);
       }
       const look = Atomics.load(state, WAL_STATE_LOOKS);
       if (look === caughtUpAtLook) return null;
