@@ -14,7 +14,8 @@ import { createLegacyGuard, legacyAnswerRules } from '../domain/legacy-guard.js'
 import { systemClock } from '../domain/clock.js';
 import { cryptoRandomSource } from '../domain/random-source.js';
 import { createLogger } from '../ops/logger.js';
-import { walRunawayWatch } from '../ops/wal-runaway-watch.js';
+import { walFileBytes, walRunawayWatch } from '../ops/wal-runaway-watch.js';
+import { parseDatabaseUrl } from '../store/database-url.js';
 import type { Logger } from 'pino';
 import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
@@ -188,6 +189,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     ops = await createOpsRuntime({ config, store, logger });
     const logDestination = logs;
     ops.metrics.reportLogBacklog(() => logDestination.backlogBytes());
+    // The -wal file beside a SQLite database: its size on disk and the runaway switch, at scrape time.
+    const location = parseDatabaseUrl(config.databaseUrl);
+    if (location.kind === 'sqlite' && location.path !== ':memory:') {
+      const databasePath = location.path;
+      ops.metrics.reportSqliteWal({ walBytes: () => walFileBytes(databasePath), runaway: walRunaway.runaway });
+    }
     // What only talking to the old service needs is loaded only then (as shadow and front
     // mode's modules below, and the console): a start without it loads less (docs/fast-paths.md).
     const legacyWiring = config.legacy.url === null && config.legacy.caFile === null ? null : await import('./legacy-passthrough.js');

@@ -107,6 +107,12 @@ export interface ServiceMetrics {
   /** The log lines not yet taken by their reader, in bytes (log-destination.ts), read at scrape time. */
   reportLogBacklog(bytes: () => number): void;
   /**
+   * A SQLite database on a file: registers the gauges of its `-wal` file (its size on disk, and
+   * whether the serving connection checkpoints at its own commits: wal-runaway-watch.ts), read at
+   * scrape time.
+   */
+  reportSqliteWal(status: SqliteWalStatus): void;
+  /**
    * Token passthrough (legacy-token-passthrough.ts): registers its metrics (only when it is
    * configured) and returns the observers to give it; `status` is read at scrape time.
    */
@@ -117,6 +123,13 @@ export interface LegacyTokenObservers {
   readonly onCheck: (result: LegacyTokenCheckResult) => void;
   readonly onRelay: (result: LoginUrlRelayResult) => void;
   readonly onAdoption: (result: TokenAdoptionResult) => void;
+}
+
+export interface SqliteWalStatus {
+  /** The `-wal` file's size on disk. */
+  readonly walBytes: () => number;
+  /** The WAL passed its bound and this process's commits checkpoint it until it starts over. */
+  readonly runaway: () => boolean;
 }
 
 /** The circuit state gauge's values. */
@@ -446,6 +459,24 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
     reportLogBacklog(bytes) {
       logBacklog = bytes;
+    },
+    reportSqliteWal(status) {
+      new Gauge({
+        name: `${PREFIX}sqlite_wal_bytes`,
+        help: 'Size on disk of the SQLite database\'s -wal file. Kept at its size when the WAL starts over: 64-80 MiB under sustained writes; more only while sqlite_wal_runaway is 1.',
+        registers,
+        collect() {
+          this.set(status.walBytes());
+        },
+      });
+      new Gauge({
+        name: `${PREFIX}sqlite_wal_runaway`,
+        help: '1 while the SQLite WAL is past four times its bound and this process\'s commits checkpoint it (other processes kept the checkpoint thread from starting it over), else 0.',
+        registers,
+        collect() {
+          this.set(status.runaway() ? 1 : 0);
+        },
+      });
     },
     observeLegacyTokens(status) {
       const checks = new Counter({

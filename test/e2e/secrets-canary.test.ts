@@ -14,7 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -164,6 +164,11 @@ describe('no secret ever leaves (canary)', () => {
     const metrics = await (await fetch(`${server.management}/metrics`)).text();
     expect(metrics).toMatch(/^svcapi_auth_logins_total\{outcome="success"\} 7$/m);
     expect(metrics).toMatch(/^svcapi_auth_audit_events_total\{type="ticket.used"\} 4$/m);
+    // The -wal file beside the database, as the operator's disk sees it (it only grows while serving here).
+    const walBytes = Number(/^svcapi_auth_sqlite_wal_bytes (\d+)$/m.exec(metrics)?.[1]);
+    expect(walBytes).toBeGreaterThan(0);
+    expect(walBytes).toBeLessThanOrEqual(statSync(`${db}-wal`).size);
+    expect(metrics).toMatch(/^svcapi_auth_sqlite_wal_runaway 0$/m);
 
     // Database files while serving (WAL and all), then after a clean shutdown, which also writes
     // out what the audit trail still holds (it writes in batches): the audit is read after it.
