@@ -76,6 +76,41 @@ const SPARE_SLABS = 4;
  */
 const CLOSE_WAIT_MS = 2000;
 
+/**
+ * Once the process is ending (close, or the exit of a crash), how long a reader of standard
+ * output that takes nothing is waited for. sonic-boom retries a pipe that is full (EAGAIN) every
+ * 100 ms for as long as it stays full, in its synchronous flush too: with a reader that had
+ * stopped (a paused pager, a stuck log collector) SIGTERM never ended the process, which systemd
+ * killed at TimeoutStopSec (40 s in deploy/systemd) with its lines lost all the same. A reader
+ * that takes some of them, however slowly, is waited for.
+ */
+export const STALL_GIVE_UP_MS = 2000;
+
+/**
+ * sonic-boom's retryEAGAIN: while serving, always (lines wait in memory, svcapi_auth_log_backlog_bytes);
+ * once ending() was called, until STALL_GIVE_UP_MS pass without a byte taken.
+ */
+export function stallGuard(now: () => number = Date.now): { retry: (error: unknown, writing: number, waiting: number) => boolean; ending(): void } {
+  let endingSince: number | null = null;
+  let left = Number.POSITIVE_INFINITY;
+  let progressAt = 0;
+  return {
+    retry(_error, writing, waiting) {
+      if (endingSince === null) return true;
+      const t = now();
+      // The first look after ending() only learns how much is left; fewer bytes later is progress.
+      if (left !== Number.POSITIVE_INFINITY && writing + waiting < left) progressAt = t;
+      left = Math.min(left, writing + waiting);
+      return t - progressAt < STALL_GIVE_UP_MS;
+    },
+    ending() {
+      if (endingSince !== null) return;
+      endingSince = now();
+      progressAt = endingSince;
+    },
+  };
+}
+
 /** What the gatherer hands its chunks to: sonic-boom in buffer mode, which reports each write's bytes. */
 export interface ChunkSink {
   write(chunk: Buffer): unknown;
@@ -186,8 +221,10 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
   if (options.file === null && options.stdout !== process.stdout) {
     return { stream: options.stdout as DestinationStream, ready: () => Promise.resolve(), flushSync: () => undefined, reopen: () => undefined, close: () => Promise.resolve(), backlogBytes: () => 0 };
   }
+  const stall = stallGuard();
   const boom = pino.destination({
     dest: options.file ?? 1,
+    retryEAGAIN: stall.retry,
     sync: !buffered,
     minLength: buffered ? MIN_LENGTH : 0,
     ...(buffered && { maxWrite: MAX_WRITE_BYTES }),
@@ -228,12 +265,32 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
       boom.flush();
     }
   };
+  /**
+   * The process is ending: a reader that takes nothing for STALL_GIVE_UP_MS is given up on, and
+   * what it did not take is dropped (sonic-boom destroyed: pino's exit handler then writes
+   * nothing either). Standard output is never closed.
+   */
+  const ending = (): void => {
+    stall.ending();
+    // A write refused past the give-up is reported as an error: nobody is left to tell.
+    boom.on('error', () => undefined);
+  };
+  const lastFlushSync = (): void => {
+    drain();
+    gathered?.stopReuse();
+    try {
+      boom.flushSync();
+    } catch {
+      boom.destroy();
+    }
+  };
   // A crash (an uncaught exception) ends the process through 'exit', where nothing asynchronous
   // runs any more: pino's own handler writes out sonic-boom's buffer, this one the lines still
   // gathered here (up to a chunk, the last lines before the crash). kill -9 runs neither.
   const onExit = (): void => {
     try {
-      flushSync();
+      ending();
+      lastFlushSync();
     } catch {
       // exiting: nothing more can be done
     }
@@ -254,6 +311,7 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
       process.off('exit', onExit);
       if (timer !== null) clearInterval(timer);
       if (buffered) {
+        ending();
         drain();
         // Everything handed on, in order, by sonic-boom's own writes; its callback comes after
         // the last of them (with the error of an fsync a pipe refuses, which changes nothing here).
@@ -269,8 +327,10 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
             done(); // destroyed already: nothing more goes out
           }
         });
+        lastFlushSync();
+      } else {
+        flushSync();
       }
-      flushSync();
     },
     backlogBytes: () => gathered?.backlogBytes() ?? 0,
   };
