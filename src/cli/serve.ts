@@ -189,6 +189,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     ops = await createOpsRuntime({ config, store, logger });
     const logDestination = logs;
     ops.metrics.reportLogBacklog(() => logDestination.backlogBytes());
+    ops.metrics.reportLogDropped(() => logDestination.droppedLines());
+    logDestination.onDropped((lines) => logger.warn({ droppedLines: lines }, 'log lines dropped: standard output (or the log file) took nothing while 16 MiB of them waited; writing again'));
     // The -wal file beside a SQLite database: its size on disk and the runaway switch, at scrape time.
     const location = parseDatabaseUrl(config.databaseUrl);
     if (location.kind === 'sqlite' && location.path !== ':memory:') {

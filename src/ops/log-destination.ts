@@ -34,6 +34,13 @@ export interface LogDestination {
   close(): Promise<void>;
   /** Lines written and not yet taken by standard output or the file, in bytes (0 unbuffered). */
   backlogBytes(): number;
+  /** Lines dropped so far because the backlog was at MAX_BACKLOG_BYTES. */
+  droppedLines(): number;
+  /**
+   * Called, from the flush timer, once lines were dropped and the reader has caught up to half
+   * of MAX_BACKLOG_BYTES, with how many were dropped since the last call (serve logs a warning).
+   */
+  onDropped(listener: (lines: number) => void): void;
 }
 
 export interface LogDestinationOptions {
@@ -111,6 +118,16 @@ export function stallGuard(now: () => number = Date.now): { retry: (error: unkno
   };
 }
 
+/**
+ * The most log bytes a process keeps waiting for a reader that falls behind. Beyond it new lines
+ * are dropped and counted (svcapi_auth_log_dropped_lines_total), and once the reader has caught
+ * up to half of it one warning says how many: a reader that stopped (journald stuck, a paused
+ * pipe) used to grow the process by every line, 7 MB a second at 25,000 requests a second, until
+ * it ran out of memory and took every client's logins and checks with it. A reader that keeps
+ * up holds a chunk or two (tens of KB); 16 MiB is two seconds of that load.
+ */
+export const MAX_BACKLOG_BYTES = 16 * 1024 * 1024;
+
 /** What the gatherer hands its chunks to: sonic-boom in buffer mode, which reports each write's bytes. */
 export interface ChunkSink {
   write(chunk: Buffer): unknown;
@@ -130,6 +147,8 @@ export interface Gatherer {
   stopReuse(): void;
   /** Bytes gathered or handed on and not yet reported written. */
   backlogBytes(): number;
+  /** Lines dropped so far because the backlog was at its bound. */
+  droppedLines(): number;
   /** Buffers allocated so far (tests). */
   buffersMade(): number;
 }
@@ -145,8 +164,9 @@ export interface Gatherer {
  * memory 40 -> 72 MB and RssAnon 70 -> 128 MB in 60 s of ValidateUserToken at 64 connections;
  * 2.8 MB and flat with the access log off).
  */
-export function gatherer(sink: ChunkSink): Gatherer {
+export function gatherer(sink: ChunkSink, maxBacklogBytes = MAX_BACKLOG_BYTES): Gatherer {
   const spare: Buffer[] = [];
+  let dropped = 0;
   // Chunks handed on and not yet reported written, oldest first: the buffer to reuse (null for
   // a long line given its own) and how many of its bytes are still to be written.
   const inFlight: { readonly slab: Buffer | null; left: number }[] = [];
@@ -190,6 +210,10 @@ export function gatherer(sink: ChunkSink): Gatherer {
   };
   const stream: DestinationStream = {
     write(line: string): void {
+      if (handedBytes + size >= maxBacklogBytes) {
+        dropped += 1;
+        return;
+      }
       if (size + line.length * 3 > slab.length) {
         drain();
         if (line.length * 3 > slab.length) {
@@ -211,6 +235,7 @@ export function gatherer(sink: ChunkSink): Gatherer {
       spare.length = 0;
     },
     backlogBytes: () => handedBytes + size,
+    droppedLines: () => dropped,
     buffersMade: () => made,
   };
 }
@@ -219,7 +244,10 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
   const buffered = options.flushMs > 0;
   // A stream that is not the process's own standard output (tests) is written as it is.
   if (options.file === null && options.stdout !== process.stdout) {
-    return { stream: options.stdout as DestinationStream, ready: () => Promise.resolve(), flushSync: () => undefined, reopen: () => undefined, close: () => Promise.resolve(), backlogBytes: () => 0 };
+    return {
+      stream: options.stdout as DestinationStream, ready: () => Promise.resolve(), flushSync: () => undefined, reopen: () => undefined, close: () => Promise.resolve(),
+      backlogBytes: () => 0, droppedLines: () => 0, onDropped: () => undefined,
+    };
   }
   const stall = stallGuard();
   const boom = pino.destination({
@@ -250,7 +278,18 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
   ready.catch(() => undefined); // surfaced when awaited
   const gathered = buffered ? gatherer(boom as unknown as ChunkSink) : null;
   const drain = (): void => gathered?.drain();
+  let droppedListener: ((lines: number) => void) | null = null;
+  let droppedTold = 0;
+  const tellDropped = (): void => {
+    if (gathered === null || droppedListener === null) return;
+    const dropped = gathered.droppedLines();
+    if (dropped === droppedTold || gathered.backlogBytes() > MAX_BACKLOG_BYTES / 2) return;
+    const lines = dropped - droppedTold;
+    droppedTold = dropped;
+    droppedListener(lines);
+  };
   const timer = buffered ? setInterval(() => {
+    tellDropped();
     drain();
     boom.flush();
   }, options.flushMs) : null;
@@ -333,5 +372,9 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
       }
     },
     backlogBytes: () => gathered?.backlogBytes() ?? 0,
+    droppedLines: () => gathered?.droppedLines() ?? 0,
+    onDropped: (listener) => {
+      droppedListener = listener;
+    },
   };
 }

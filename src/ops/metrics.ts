@@ -106,6 +106,8 @@ export interface ServiceMetrics {
   reportShadowCpu(seconds: () => number): void;
   /** The log lines not yet taken by their reader, in bytes (log-destination.ts), read at scrape time. */
   reportLogBacklog(bytes: () => number): void;
+  /** The log lines dropped so far because that backlog was at its bound (log-destination.ts MAX_BACKLOG_BYTES), read at scrape time. */
+  reportLogDropped(lines: () => number): void;
   /**
    * A SQLite database on a file: registers the gauges of its `-wal` file (its size on disk, and
    * whether the serving connection checkpoints at its own commits: wal-runaway-watch.ts), read at
@@ -357,6 +359,18 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
   });
   let logBacklog: () => number = () => 0;
+  let logDropped: () => number = () => 0;
+  let logDroppedSeen = 0;
+  new Counter({
+    name: `${PREFIX}log_dropped_lines_total`,
+    help: 'Log lines dropped because standard output (or --log-file) took nothing while 16 MiB of them waited; a warning says how many once it reads again.',
+    registers,
+    collect() {
+      const dropped = logDropped();
+      if (dropped > logDroppedSeen) this.inc(dropped - logDroppedSeen);
+      logDroppedSeen = dropped;
+    },
+  });
   new Gauge({
     name: `${PREFIX}log_backlog_bytes`,
     help: 'Log lines written by the service and not yet taken by standard output or the log file, in bytes: it grows while their reader falls behind.',
@@ -459,6 +473,9 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
     reportLogBacklog(bytes) {
       logBacklog = bytes;
+    },
+    reportLogDropped(lines) {
+      logDropped = lines;
     },
     reportSqliteWal(status) {
       new Gauge({

@@ -260,4 +260,28 @@ describe('the gatherer of log lines', () => {
     while (s.handed.length < 4) g.stream.write(line(2));
     expect(g.buffersMade()).toBe(made + 2);
   });
+
+  it('drops and counts the lines that come while its bound is waiting, and takes lines again once the reader catches up', () => {
+    const s = sink();
+    const bound = 64 * 1024;
+    const g = gatherer(s, bound);
+    let n = 0;
+    for (; n < 5000; n++) g.stream.write(line(n));
+    // Held: up to the bound (the line that reaches it is kept whole); the rest dropped, counted.
+    expect(g.backlogBytes()).toBeGreaterThanOrEqual(bound);
+    expect(g.backlogBytes()).toBeLessThan(bound + 200);
+    expect(g.droppedLines()).toBeGreaterThan(0);
+    g.drain();
+    const handedLines = (): string[] => s.handed.map((h) => h.copy).join('').split('\n').filter((l) => l !== '');
+    // Every line kept or counted; the kept ones are the first, whole and in order.
+    expect(handedLines().length + g.droppedLines()).toBe(5000);
+    expect(handedLines()).toEqual(Array.from({ length: handedLines().length }, (_, i) => line(i).trim()));
+    // The reader takes everything: lines are taken again.
+    for (const h of s.handed) s.report(h.chunk.length);
+    const dropped = g.droppedLines();
+    g.stream.write(line(n));
+    g.drain();
+    expect(g.droppedLines()).toBe(dropped);
+    expect(handedLines().at(-1)).toBe(line(n).trim());
+  });
 });

@@ -10,6 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { STALL_GIVE_UP_MS, stallGuard } from '../../src/ops/log-destination.js';
+import { createMetrics } from '../../src/ops/metrics.js';
+import type { Store } from '../../src/store/store.js';
 import { killAll, requireDist, startServer } from '../support/server-process.js';
 
 const EAGAIN = Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
@@ -49,6 +51,21 @@ describe('the give-up on a stalled reader', () => {
     expect(guard.retry(EAGAIN, 100, 500)).toBe(true);
     t += 1;
     expect(guard.retry(EAGAIN, 100, 500)).toBe(false);
+  });
+});
+
+describe('the dropped log lines', () => {
+  it('are a counter of every line dropped so far, read at each scrape', async () => {
+    let dropped = 0;
+    const metrics = createMetrics({ store: {} as Store, processMetrics: false });
+    metrics.reportLogDropped(() => dropped);
+    const count = async (): Promise<number> => Number(/^svcapi_auth_log_dropped_lines_total (\d+)$/m.exec(await metrics.registry.metrics())?.[1]);
+    expect(await count()).toBe(0);
+    dropped = 1234;
+    expect(await count()).toBe(1234);
+    expect(await count()).toBe(1234);
+    dropped = 2000;
+    expect(await count()).toBe(2000);
   });
 });
 

@@ -193,6 +193,7 @@ describe('management listener', () => {
     expect(sample(metrics, 'svcapi_auth_ready')).toBe(1);
     // Lines to a capture stream are written as they come: nothing waits (access-log.test.ts measures a buffered file).
     expect(sample(metrics, 'svcapi_auth_log_backlog_bytes')).toBe(0);
+    expect(sample(metrics, 'svcapi_auth_log_dropped_lines_total')).toBe(0);
     expect(sample(metrics, 'svcapi_auth_build_info', { node: process.version })).toBe(1);
 
     // Process metrics, event-loop lag among them.
