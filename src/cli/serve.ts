@@ -174,15 +174,26 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   const probeCancel = new AbortController();
   let logs: LogDestination | undefined;
   let mirror: LegacyMirror | undefined;
-  const reopenLogs = (): void => logs?.reopen();
+  let reopenFailed: (error: unknown) => void = () => undefined;
+  const reopenLogs = (): void => {
+    if (logs === undefined) return;
+    logs.reopen();
+    logs.ready().catch(reopenFailed);
+  };
   let tokenPassthrough: TokenPassthroughWiring | null = null;
   try {
     // Buffered and asynchronous (log-destination.ts): no write per request; flushed at the end.
     logs = createLogDestination({ file: config.logFile, stdout: io.stdout, flushMs: config.logFlushMs });
+    // A log file that cannot be opened stops the start, rather than a service that logs nothing.
+    await logs.ready().catch((error: unknown) => {
+      throw new CliError(`cannot open the log file ${config.logFile ?? ''}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);
+    });
     const logger = createLogger({
       level: config.logLevel, pretty: config.logPretty, stream: logs.stream,
       colorize: config.logFile === null && (io.stdout as { isTTY?: boolean }).isTTY === true,
     });
+    // After logrotate's SIGHUP: the lines go on to the old file, which says why.
+    reopenFailed = (error) => logger.error({ file: config.logFile, code: (error as NodeJS.ErrnoException).code ?? null }, 'cannot reopen the log file; writing on to the file it was');
     process.on('SIGHUP', reopenLogs);
     integrity.log(logger);
     walRunaway.log(logger);

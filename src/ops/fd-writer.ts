@@ -88,25 +88,35 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
   let progressAt = 0;
   let gaveUp = false;
   let reopenWanted = false;
+  let reopening = false;
+  /** The file could not be opened at all: nothing will be written. */
+  let openFailed = false;
   let onWrite: (bytes: number) => void = () => undefined;
   const waiters: ((written: boolean) => void)[] = [];
 
-  const open = (): Promise<void> => new Promise((resolve, reject) => {
+  /**
+   * Opens the file (again, after logrotate moved it: writes wait meanwhile, then go to the new
+   * file, and the old one is closed). A reopen that fails keeps writing to the old file.
+   */
+  const open = (): Promise<void> => new Promise<void>((resolve, reject) => {
     const file = options.file as string;
-    fs.mkdir(dirname(file), { recursive: true }, (mkdirError) => {
-      if (mkdirError) {
-        reject(mkdirError);
-        return;
-      }
-      fs.open(file, 'a', (error, opened) => {
-        if (error) {
-          reject(error);
-          return;
-        }
+    reopening = true;
+    const done = (error: NodeJS.ErrnoException | null, opened?: number): void => {
+      reopening = false;
+      if (error !== null || opened === undefined) {
+        if (fd < 0) openFailed = true;
+        reject(error ?? new Error(`cannot open ${file}`));
+      } else {
+        const old = fd;
         fd = opened;
+        if (old >= 0) fs.close(old, () => undefined);
         resolve();
-        pump();
-      });
+      }
+      pump();
+    };
+    fs.mkdir(dirname(file), { recursive: true }, (mkdirError) => {
+      if (mkdirError) done(mkdirError);
+      else fs.open(file, 'a', (error, opened) => done(error, opened));
     });
   });
   let opening: Promise<void> = options.file === undefined ? Promise.resolve() : open();
@@ -154,12 +164,13 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
   };
 
   function pump(): void {
-    if (writing || syncing || retryTimer !== null || fd < 0) return;
+    if (writing || syncing || reopening || retryTimer !== null) return;
+    if (fd < 0) {
+      if (openFailed) settle(queued === 0);
+      return;
+    }
     if (reopenWanted) {
       reopenWanted = false;
-      const old = fd;
-      fd = -1;
-      fs.close(old, () => undefined);
       opening = open();
       opening.catch(() => undefined);
       return;
@@ -239,7 +250,7 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
       }
     },
     whenWritten() {
-      if (gaveUp) return Promise.resolve(queued === 0);
+      if (gaveUp || (fd < 0 && openFailed)) return Promise.resolve(queued === 0);
       if (queued === 0 && !writing) return Promise.resolve(true);
       return new Promise<boolean>((resolve) => {
         waiters.push(resolve);

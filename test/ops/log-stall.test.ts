@@ -8,7 +8,7 @@
  * that takes lines, however slowly, is waited for.
  */
 import { spawn } from 'node:child_process';
-import fs, { mkdtempSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +16,9 @@ import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createFdWriter, STALL_GIVE_UP_MS } from '../../src/ops/fd-writer.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import type { Store } from '../../src/store/store.js';
+import { expectOneLine } from '../support/run-cli.js';
 import { killAll, requireDist, startServer } from '../support/server-process.js';
+import { run } from './support.js';
 
 const eagain = (): NodeJS.ErrnoException => Object.assign(new Error('EAGAIN'), { code: 'EAGAIN' });
 type WriteCallback = (error: NodeJS.ErrnoException | null, written: number) => void;
@@ -118,6 +120,39 @@ describe('the log writer', () => {
     } finally {
       sync.mockRestore();
       w.restore();
+    }
+  });
+});
+
+describe('the log file', () => {
+  it('after a reopen that fails (logrotate, a path that cannot be made) is written on, nothing lost', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-log-reopen-'));
+    try {
+      const file = join(dir, 'logs', 'svcapi-auth.log');
+      const writer = createFdWriter({ file });
+      await writer.ready();
+      writer.write(Buffer.from('one\n'));
+      expect(await writer.whenWritten()).toBe(true);
+      renameSync(join(dir, 'logs'), join(dir, 'logs.1'));
+      writeFileSync(join(dir, 'logs'), 'not a directory');
+      writer.reopen();
+      await expect(writer.ready()).rejects.toThrow();
+      writer.write(Buffer.from('two\n'));
+      expect(await writer.whenWritten()).toBe(true);
+      expect(readFileSync(join(dir, 'logs.1', 'svcapi-auth.log'), 'utf8')).toBe('one\ntwo\n');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('that cannot be opened stops serve from starting, in one line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-log-open-'));
+    try {
+      writeFileSync(join(dir, 'file'), '');
+      const r = await run(['serve', '--port', '0', '--db', join(dir, 'auth.db'), '--log-file', join(dir, 'file', 'logs', 'x.log')], { env: { SVCAPI_MANAGEMENT_PORT: 'off' } });
+      expectOneLine(r, 1, /cannot open the log file .*x\.log: (ENOTDIR|EEXIST)/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
