@@ -162,8 +162,7 @@ describe('a reader of standard output that falls behind', () => {
     requireDist();
     const dist = fileURLToPath(new URL('../../dist/ops/', import.meta.url));
     // 100,000 lines of about 330 bytes (33 MB) while nobody reads the pipe; then the parent reads.
-    // sonic-boom lost a block of up to 1 MiB in the middle of such a stream (one line cut), and
-    // fed the pipe 64 KiB every 100 ms once it had been full.
+    // sonic-boom lost a block of up to 1 MiB in the middle of such a stream (one line cut).
     const script = `
       import { createLogDestination, MAX_BACKLOG_BYTES } from ${JSON.stringify(join(dist, 'log-destination.js'))};
       import { createLogger } from ${JSON.stringify(join(dist, 'logger.js'))};
