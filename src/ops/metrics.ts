@@ -198,6 +198,21 @@ function storeGaugeRefresher(count: () => Promise<void>, refreshMs: number, now:
   };
 }
 
+/** A counter of a running total kept elsewhere, read at each scrape: what it grew by since the last one is added. */
+function totalCounter(name: string, help: string, registers: Registry[], total: () => number): void {
+  let reported = 0;
+  new Counter({
+    name, help, registers,
+    collect() {
+      const now = total();
+      if (now > reported) {
+        this.inc(now - reported);
+        reported = now;
+      }
+    },
+  });
+}
+
 export function createMetrics(options: MetricsOptions): ServiceMetrics {
   const { store } = options;
   const now = options.now ?? (() => new Date());
@@ -360,17 +375,9 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
   });
   let logBacklog: () => number = () => 0;
   let logDropped: () => number = () => 0;
-  let logDroppedSeen = 0;
-  new Counter({
-    name: `${PREFIX}log_dropped_lines_total`,
-    help: 'Log lines dropped because standard output (or --log-file) took nothing while 16 MiB of them waited; a warning says how many once it reads again.',
-    registers,
-    collect() {
-      const dropped = logDropped();
-      if (dropped > logDroppedSeen) this.inc(dropped - logDroppedSeen);
-      logDroppedSeen = dropped;
-    },
-  });
+  totalCounter(`${PREFIX}log_dropped_lines_total`,
+    'Log lines dropped because standard output (or --log-file) took nothing while 16 MiB of them waited; a warning says how many once it reads again.',
+    registers, () => logDropped());
   new Gauge({
     name: `${PREFIX}log_backlog_bytes`,
     help: 'Log lines written by the service and not yet taken by standard output or the log file, in bytes: it grows while their reader falls behind.',
@@ -380,17 +387,9 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
     },
   });
   let shadowCpu: () => number = () => 0;
-  let shadowCpuReported = 0;
-  new Counter({
-    name: `${PREFIX}shadow_cpu_seconds_total`,
-    help: 'CPU time charged to shadow and front mode comparisons by their budget (legacy.shadow.cpuShare): what the process spent on them.',
-    registers,
-    collect() {
-      const now = shadowCpu();
-      if (now > shadowCpuReported) this.inc(now - shadowCpuReported);
-      shadowCpuReported = Math.max(shadowCpuReported, now);
-    },
-  });
+  totalCounter(`${PREFIX}shadow_cpu_seconds_total`,
+    'CPU time charged to shadow and front mode comparisons by their budget (legacy.shadow.cpuShare): what the process spent on them.',
+    registers, () => shadowCpu());
   /** Label values from fixed sets only (the request never names a label). */
   const labels = (operation: string | null, binding: string): { operation: string; binding: string } => {
     const b = (BINDINGS as readonly string[]).includes(binding) ? binding : 'none';
