@@ -87,7 +87,8 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
   let endingSince: number | null = null;
   let progressAt = 0;
   let gaveUp = false;
-  let reopenWanted = false;
+  /** A reopen asked for and not yet begun (a write was under way): what settles ready() then. */
+  let reopenWanted: { resolve: () => void; reject: (error: unknown) => void } | null = null;
   let reopening = false;
   /** The file could not be opened at all: nothing will be written. */
   let openFailed = false;
@@ -169,10 +170,10 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
       if (openFailed) settle(queued === 0);
       return;
     }
-    if (reopenWanted) {
-      reopenWanted = false;
-      opening = open();
-      opening.catch(() => undefined);
+    if (reopenWanted !== null) {
+      const settleReopen = reopenWanted;
+      reopenWanted = null;
+      open().then(settleReopen.resolve, settleReopen.reject);
       return;
     }
     if (queue.length === 0) {
@@ -235,7 +236,13 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
     ready: () => opening,
     reopen() {
       if (options.file === undefined) return;
-      reopenWanted = true;
+      // ready() answers for this reopen from now on, even while the write under way delays it.
+      if (reopenWanted === null) {
+        opening = new Promise<void>((resolve, reject) => {
+          reopenWanted = { resolve, reject };
+        });
+        opening.catch(() => undefined);
+      }
       pump();
     },
     ending() {

@@ -145,6 +145,32 @@ describe('the log file', () => {
     }
   });
 
+  it('reopened while a write is under way: ready() answers for that reopen, once the write has ended', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'svcapi-log-reopen-'));
+    const write = fs.write;
+    // Each write lands 50 ms late, as on a loaded disk.
+    const late = vi.spyOn(fs, 'write').mockImplementation(((fd: number, buffer: Buffer, callback: WriteCallback) => {
+      setTimeout(() => write(fd, buffer, callback), 50);
+    }) as unknown as typeof fs.write);
+    try {
+      const file = join(dir, 'logs', 'svcapi-auth.log');
+      const writer = createFdWriter({ file });
+      await writer.ready();
+      writer.write(Buffer.from('one\n'));
+      renameSync(join(dir, 'logs'), join(dir, 'logs.1'));
+      writeFileSync(join(dir, 'logs'), 'not a directory');
+      writer.reopen();
+      await expect(writer.ready()).rejects.toThrow();
+      // The reopen was made after the write: the line is in the old file, and so is the next.
+      writer.write(Buffer.from('two\n'));
+      expect(await writer.whenWritten()).toBe(true);
+      expect(readFileSync(join(dir, 'logs.1', 'svcapi-auth.log'), 'utf8')).toBe('one\ntwo\n');
+    } finally {
+      late.mockRestore();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('that cannot be opened stops serve from starting, in one line', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'svcapi-log-open-'));
     try {
