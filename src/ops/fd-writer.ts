@@ -59,8 +59,6 @@ export interface FdWriterOptions {
   /** A descriptor (1: standard output) or a file to append to (its directory made if missing). */
   readonly fd?: number;
   readonly file?: string;
-  /** Milliseconds, for tests. */
-  readonly now?: () => number;
 }
 
 const retryable = (error: NodeJS.ErrnoException): boolean => error.code === 'EAGAIN' || error.code === 'EBUSY' || error.code === 'EINTR';
@@ -71,13 +69,11 @@ function sleepSync(ms: number): void {
 }
 
 export function createFdWriter(options: FdWriterOptions): FdWriter {
-  const now = options.now ?? Date.now;
   const queue: Buffer[] = [];
   let queued = 0;
   let fd = options.fd ?? -1;
   let writing = false;
-  /** The write under way: its number (a late answer to an abandoned one is ignored) and size. */
-  let generation = 0;
+  /** The size of the write under way. */
   let inFlightBytes = 0;
   /** The write under way was counted as written by flushSync: its answer only ends it. */
   let inFlightCounted = false;
@@ -140,7 +136,7 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
       }
     }
     queued -= n;
-    progressAt = now();
+    progressAt = Date.now();
     onWrite(n);
   };
   const giveUp = (): void => {
@@ -151,7 +147,7 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
     retryTimer = null;
     settle(false);
   };
-  const stalled = (): boolean => endingSince !== null && now() - Math.max(progressAt, endingSince) >= STALL_GIVE_UP_MS;
+  const stalled = (): boolean => endingSince !== null && Date.now() - Math.max(progressAt, endingSince) >= STALL_GIVE_UP_MS;
   const next = (): Buffer => {
     if (queue.length === 1 || (queue[0] as Buffer).length >= MAX_WRITE_BYTES) return queue[0] as Buffer;
     const parts: Buffer[] = [];
@@ -183,9 +179,7 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
     const buffer = next();
     writing = true;
     inFlightBytes = buffer.length;
-    const id = ++generation;
     fs.write(fd, buffer, (error: NodeJS.ErrnoException | null, written: number) => {
-      if (id !== generation) return;
       writing = false;
       if (inFlightCounted) {
         inFlightCounted = false;
@@ -247,7 +241,7 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
     },
     ending() {
       if (endingSince !== null) return;
-      endingSince = now();
+      endingSince = Date.now();
       // A retry waiting on its timer is made now: the give-up counts from here.
       if (retryTimer !== null) {
         clearTimeout(retryTimer);
@@ -281,7 +275,7 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
         consume(inFlightBytes);
       }
       const wasEnding = endingSince !== null;
-      endingSince ??= now();
+      endingSince ??= Date.now();
       let wait = FIRST_RETRY_MS;
       while (queue.length > 0) {
         const buffer = next();
