@@ -34,6 +34,8 @@ try {
   code = await serve(config, { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, env: process.env, signal: stop.signal }, {
     announce: (text) => process.send?.({ type: 'svcapi-auth:listening', text } satisfies ClusterMessage),
     integrityChecked: true,
+    // The primary's standard output, written by every worker (and the primary).
+    sharedStdout: true,
   });
 } catch (error) {
   process.stderr.write(`error: ${(error as Error).message}\n`);

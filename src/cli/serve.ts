@@ -141,6 +141,8 @@ export interface ServeHooks {
   readonly announce?: (text: string) => void;
   /** The database was checked (PRAGMA quick_check) by whoever started us: a cluster worker's primary. */
   readonly integrityChecked?: boolean;
+  /** Standard output is shared with other processes (a cluster worker's is its primary's): log writes of whole lines. */
+  readonly sharedStdout?: boolean;
 }
 
 /**
@@ -183,7 +185,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   let tokenPassthrough: TokenPassthroughWiring | null = null;
   try {
     // Buffered and asynchronous (log-destination.ts): no write per request; flushed at the end.
-    logs = createLogDestination({ file: config.logFile, stdout: io.stdout, flushMs: config.logFlushMs });
+    logs = createLogDestination({ file: config.logFile, stdout: io.stdout, flushMs: config.logFlushMs, sharedStdout: hooks.sharedStdout === true });
     // A log file that cannot be opened stops the start, rather than a service that logs nothing.
     await logs.ready().catch((error: unknown) => {
       throw new CliError(`cannot open the log file ${config.logFile ?? ''}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}`);

@@ -46,6 +46,12 @@ export interface LogDestinationOptions {
   /** Standard output: process.stdout in production, a capture stream in tests (written directly). */
   readonly stdout: NodeJS.WritableStream;
   readonly flushMs: number;
+  /**
+   * Standard output is shared with other processes (`serve --workers`: the workers write to the
+   * primary's): each write whole lines of at most PIPE_BUF bytes, so none cuts another's lines
+   * (fd-writer.ts). A file is opened by each process for appending, where a write lands whole.
+   */
+  readonly sharedStdout?: boolean;
 }
 
 /** Lines are handed to the writer in chunks of about this many bytes. */
@@ -192,7 +198,7 @@ export function createLogDestination(options: LogDestinationOptions): LogDestina
     };
   }
   if (options.flushMs <= 0) return unbufferedDestination(options.file);
-  const writer = createFdWriter(options.file === null ? { fd: 1 } : { file: options.file });
+  const writer = createFdWriter(options.file === null ? { fd: 1, wholeLines: options.sharedStdout === true } : { file: options.file });
   const gathered = gatherer(writer);
   const drain = (): void => gathered.drain();
   let droppedListener: ((lines: number) => void) | null = null;

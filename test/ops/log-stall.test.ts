@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { createFdWriter, STALL_GIVE_UP_MS } from '../../src/ops/fd-writer.js';
+import { createFdWriter, PIPE_BUF, STALL_GIVE_UP_MS } from '../../src/ops/fd-writer.js';
 import { createMetrics } from '../../src/ops/metrics.js';
 import type { Store } from '../../src/store/store.js';
 import { expectOneLine } from '../support/run-cli.js';
@@ -122,6 +122,71 @@ describe('the log writer', () => {
       w.restore();
     }
   });
+});
+
+describe('standard output shared with other processes (serve --workers)', () => {
+  it('is written in whole lines of at most PIPE_BUF bytes, a longer line alone, every byte once, in order', async () => {
+    // Every third write refused (a full pipe), the others taking 3,000 bytes at most.
+    const w = fakeWrites((_b, call) => (call % 3 === 0 ? eagain() : 3000));
+    try {
+      const writer = createFdWriter({ fd: 99, wholeLines: true });
+      const lines = Array.from({ length: 300 }, (_, i) => chunk(i, i === 150 ? 10_000 : 90 + (i % 7) * 40));
+      // As the gatherer hands them on: chunks of whole lines (here of 20 lines).
+      const chunks = Array.from({ length: 15 }, (_, i) => Buffer.concat(lines.slice(i * 20, i * 20 + 20)));
+      for (const c of chunks) writer.write(c);
+      expect(await writer.whenWritten()).toBe(true);
+      expect(Buffer.concat(w.taken).equals(Buffer.concat(chunks))).toBe(true);
+      for (const call of w.calls) {
+        expect(call.at(-1)).toBe(0x0a);
+        if (call.length > PIPE_BUF) expect(call.indexOf(0x0a)).toBe(call.length - 1); // the long line, alone
+      }
+      expect(w.calls.filter((c) => c.length > PIPE_BUF).length).toBeGreaterThan(0);
+    } finally {
+      w.restore();
+    }
+  });
+
+  it('gets every line of two processes whole and in order, also from a reader that falls behind', async () => {
+    requireDist();
+    const dist = fileURLToPath(new URL('../../dist/ops/', import.meta.url));
+    // Two processes on one pipe, as the workers of serve --workers on the primary's standard
+    // output. Written in writes of up to 1 MiB, 2 to 61 lines of such a stream came out torn.
+    const script = `
+      import { createLogDestination } from ${JSON.stringify(join(dist, 'log-destination.js'))};
+      import { createLogger } from ${JSON.stringify(join(dist, 'logger.js'))};
+      const destination = createLogDestination({ file: null, stdout: process.stdout, flushMs: 20, sharedStdout: true });
+      const logger = createLogger({ level: 'info', stream: destination.stream });
+      const filler = 'x'.repeat(200);
+      let n = 0;
+      const burst = () => {
+        for (let k = 0; k < 500 && n < 20000; k++, n++) logger.info({ w: Number(process.argv[1]), n, filler }, 'line');
+        if (n < 20000) setImmediate(burst);
+        else void destination.close();
+      };
+      burst();`;
+    const one = '"$NODE" --input-type=module -e "$SCRIPT"';
+    const child = spawn('bash', ['-c', `${one} 1 & a=$!; ${one} 2 & b=$!; wait $a && wait $b`], {
+      stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODE: process.execPath, SCRIPT: script },
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Read from half a second on: both processes' lines wait on the full pipe meanwhile.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+    expect(await exited).toBe(0);
+    const seen: Record<number, number[]> = { 1: [], 2: [] };
+    const torn: string[] = [];
+    for (const line of out.trim().split('\n')) {
+      try {
+        const { w, n } = JSON.parse(line) as { w: number; n: number };
+        seen[w]?.push(n);
+      } catch {
+        torn.push(line.slice(0, 80));
+      }
+    }
+    expect(torn).toEqual([]);
+    for (const w of [1, 2]) expect(seen[w]).toEqual(Array.from({ length: 20000 }, (_, i) => i));
+  }, 60_000);
 });
 
 describe('the log file', () => {
