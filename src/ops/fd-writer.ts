@@ -182,7 +182,17 @@ export function createFdWriter(options: FdWriterOptions): FdWriter {
   const frontLines = (): Buffer => {
     const head = queue[0] as Buffer;
     // The first PIPE_BUF bytes queued (the first chunk's own bytes when it holds that many).
-    const window = head.length >= PIPE_BUF || queue.length === 1 ? head.subarray(0, PIPE_BUF) : Buffer.concat(queue, Math.min(queued, PIPE_BUF));
+    let window = head.subarray(0, PIPE_BUF);
+    if (window.length < PIPE_BUF && queue.length > 1) {
+      const parts: Buffer[] = [];
+      let size = 0;
+      for (const chunk of queue) {
+        parts.push(chunk);
+        size += chunk.length;
+        if (size >= PIPE_BUF) break;
+      }
+      window = Buffer.concat(parts, Math.min(size, PIPE_BUF));
+    }
     if (window.length === queued) return window;
     const cut = window.lastIndexOf(NEWLINE);
     if (cut >= 0) return window.subarray(0, cut + 1);
