@@ -151,7 +151,7 @@ describe('serve --workers', () => {
     await stop(server);
   });
 
-  it('writes the lines of both workers whole on the standard output they share, to a reader that falls behind too', async () => {
+  it('writes the lines of both workers whole on the standard output they share, to a reader that falls behind too, each within PIPE_BUF', async () => {
     requireDist();
     const db = `sqlite:${join(dir, 'lines.db')}`;
     await seed(db);
@@ -179,7 +179,17 @@ describe('serve --workers', () => {
       }
       out?.resume();
     }
+    // A path longer than a line PIPE_BUF can hold whole (9,000 bytes): its access line is cut to fit.
+    await getMany(server.origin, `/Authentication.asmx/${'y'.repeat(9000)}`, 32);
+    const longDeadline = Date.now() + 10_000;
+    while (Date.now() < longDeadline && accessLines() < 3232) await new Promise((r) => setTimeout(r, 20));
     await stop(server);
+    const long = stdout.split('\n').filter((line) => line.includes('yyyyyyyyyy'));
+    expect(long).toHaveLength(32);
+    for (const line of long) {
+      expect(Buffer.byteLength(line) + 1).toBeLessThanOrEqual(4096);
+      expect(String((JSON.parse(line) as { path?: unknown }).path)).toMatch(/^\/Authentication\.asmx\/y+…\(\+\d+\)$/);
+    }
     const torn = stdout.split('\n').filter((line) => line.includes('"level"') || line.includes('xxxxxxxxxx')).filter((line) => {
       try {
         JSON.parse(line);
@@ -189,7 +199,7 @@ describe('serve --workers', () => {
       }
     });
     expect(torn.map((line) => line.slice(0, 120))).toEqual([]);
-    expect(accessLines()).toBe(3200);
+    expect(accessLines()).toBe(3232);
   }, 60_000);
 
   it.skipIf(pgAdmin === null)('on PostgreSQL: two workers, tokens valid across them, SIGTERM exits 0', async () => {

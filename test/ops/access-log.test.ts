@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, inject, it, vi } from 'vitest';
-import { createAccessLog, type AccessEntry } from '../../src/ops/access-log.js';
+import { ACCESS_PATH_JSON_MAX_BYTES, createAccessLog, loggedPath, type AccessEntry } from '../../src/ops/access-log.js';
 import { createLogDestination, gatherer, type LogDestination } from '../../src/ops/log-destination.js';
 import type { Logger } from 'pino';
 import { createLogger } from '../../src/ops/logger.js';
@@ -49,6 +49,37 @@ describe('the access line', () => {
       expect(Object.keys(a[i] ?? {}).slice(0, 3)).toEqual(['level', 'time', 'service']);
     }
     expect(a[1]?.['path']).toBe(ENTRIES[1]?.path);
+  });
+
+  it('cuts a path too long for a line within PIPE_BUF (the size --workers writes whole), saying what it dropped', () => {
+    // Every escape at once: a quote (2 bytes of JSON), a control character (6), a 2-byte letter.
+    const long = `/Authentication.asmx/${'"\u0001é'.repeat(2000)}`;
+    const entry: AccessEntry = { ...(ENTRIES[0] as AccessEntry), path: long, source: 'ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255' };
+    const fast = capture();
+    const slow = capture();
+    createAccessLog(createLogger({ level: 'info', stream: fast.stream }))?.(entry);
+    createAccessLog(createLogger({ level: 'info', stream: slow.stream }), { fast: false })?.(entry);
+    for (const text of [fast.text(), slow.text()]) expect(Buffer.byteLength(text)).toBeLessThanOrEqual(4096);
+    const path = String(fast.lines()[0]?.['path']);
+    expect(slow.lines()[0]?.['path']).toBe(path);
+    const mark = /…\(\+(\d+)\)$/.exec(path);
+    expect(mark).not.toBeNull();
+    const kept = path.slice(0, mark?.index);
+    expect(long.startsWith(kept)).toBe(true);
+    expect(Array.from(kept).length + Number(mark?.[1])).toBe(Array.from(long).length);
+    // As much as fits beside the mark's room (16 bytes): the next code point's escape (at most 6) would not have.
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeGreaterThan(ACCESS_PATH_JSON_MAX_BYTES - 16 - 6);
+    expect(Buffer.byteLength(JSON.stringify(path))).toBeLessThanOrEqual(ACCESS_PATH_JSON_MAX_BYTES);
+  });
+
+  it('keeps every path that fits whole, up to the last byte', () => {
+    expect(loggedPath('/Authentication.asmx/ValidateUserToken')).toBe('/Authentication.asmx/ValidateUserToken');
+    const fits = 'x'.repeat(ACCESS_PATH_JSON_MAX_BYTES - 2); // with its two quotes, exactly the limit
+    expect(loggedPath(fits)).toBe(fits);
+    expect(loggedPath(`${fits}x`)).toMatch(/…\(\+\d+\)$/);
+    const controls = '\u0001'.repeat(Math.floor((ACCESS_PATH_JSON_MAX_BYTES - 2) / 6));
+    expect(loggedPath(controls)).toBe(controls);
+    expect(loggedPath(`${controls}\u0001`)).not.toBe(`${controls}\u0001`);
   });
 
   it('is not written below level info, and pretty printing takes the ordinary path', () => {
