@@ -65,7 +65,7 @@ export function pinoTarget(logger: Logger): { write(line: string): void; chindin
  */
 export const ACCESS_PATH_JSON_MAX_BYTES = 3072;
 
-/** Room kept for the `…(+N)` mark: "…" is 3 bytes, N at most 5 digits (a path under 64 KiB). */
+/** Room kept for the `…(+N)` mark: "…" is 3 bytes, "(+" and ")" 3, N up to 10 digits. */
 const CUT_MARK_BYTES = 16;
 
 /** The path as the access line gives it: itself, or cut to ACCESS_PATH_JSON_MAX_BYTES of JSON text. */
