@@ -38,10 +38,11 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import process from 'node:process';
-import { URL, fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
+import { DEFAULT_PG_URL, dropPgSchema, pgAnswers, redactUrl, runSchema } from './lib/pg.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, run, sampleRss, treeCpu, treeHwmMb, treeLoopCpu, waitIdle } from './lib/proc.mjs';
 import { buildRequest, newsRowsIn, send, tokenIn } from './lib/requests.mjs';
 import { countsSince, managementUrlOf, shadowCounts } from './lib/shadow-counts.mjs';
@@ -52,7 +53,6 @@ import { startServer } from './lib/servers.mjs';
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 const RESULTS_DIR = join(BENCH_DIR, 'results');
-const DEFAULT_PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 /** Seconds of logins before a login server's first measured run (the validateuser scenario says why). */
 const LOGIN_WARMUP_S = 40;
 
@@ -96,28 +96,6 @@ function readHeader() {
     '                              [--client wrk|autocannon] [--cli PATH] [--no-pin] [--shadow-target fixed|svcapi] [--no-write] [--keep]\n' +
     '       node bench/bench.mjs --render bench/results/latest.json   (writes latest.md and bench/README.md again from a run\'s results, no load)\n' +
     'Scenarios: vut-soap11 vut-soap12 vut-get vut-post whatsnew-10 whatsnew-100 getuserloginurl validateuser mixed shadow';
-}
-
-/** Whether a PostgreSQL server answers at `url` (a connection and `SELECT 1` within 3 s). */
-async function pgAnswers(url) {
-  const { default: pg } = await import('pg');
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    await client.query('SELECT 1');
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
-/** A database URL without its password, for the output. */
-function redactUrl(url) {
-  const u = new URL(url);
-  if (u.password !== '') u.password = '***';
-  return u.toString();
 }
 
 // --- scenarios ---
@@ -236,11 +214,9 @@ async function main() {
       log(o.pg === null ? `bench: PostgreSQL not reachable at ${redactUrl(DEFAULT_PG_URL)}: SQLite only (--pg URL to name one)` : `bench: PostgreSQL at ${redactUrl(DEFAULT_PG_URL)}: measured beside SQLite (--no-pg to skip)`);
     }
     if (o.pg !== null) {
-      const schema = `bench_${process.pid}_${Date.now().toString(36)}`;
-      const url = new URL(o.pg);
-      url.searchParams.set('schema', schema);
-      pgDb = url.toString();
-      cleanups.push(() => dropPgSchema(o.pg, schema, log));
+      const { schema, url } = runSchema(o.pg, 'bench');
+      pgDb = url;
+      cleanups.push(() => dropPgSchema(o.pg, schema, (t) => log(`bench: ${t}`)));
       await seedService({ cliPath: o.cli, db: pgDb, tmpDir: tmp });
     }
     const throttle = await throttleOffConfig(o.cli, tmp);
@@ -833,20 +809,6 @@ export function renderMarkdown(r) {
     lines.push(`> The machine was not idle (load average ${r.loadavg.start.join(' ')} → ${r.loadavg.end.join(' ')}): these figures are noisy.`, '');
   }
   return `${lines.join('\n')}\n`;
-}
-
-async function dropPgSchema(baseUrl, schema, log) {
-  const { default: pg } = await import('pg');
-  const url = new URL(baseUrl);
-  url.searchParams.delete('schema');
-  const client = new pg.Client({ connectionString: url.toString() });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    log(`bench: dropped PostgreSQL schema ${schema}`);
-  } finally {
-    await client.end();
-  }
 }
 
 main().catch((error) => {

@@ -11,6 +11,8 @@
  *          [--log-level warn]   profile a quieter configuration (default: what ships, the access log on)
  *          [--target ceiling]   profile the ceiling server instead, to calibrate (what node:http and
  *                               the socket writes cost by themselves on this machine)
+ *          [--pg [URL]]         on PostgreSQL (default BENCH_PG_URL or postgres://postgres@127.0.0.1:5432/test),
+ *                               in a fresh schema dropped afterwards, instead of a SQLite file
  * Writes bench/results/profile-latest.md (profile-ceiling.md for the ceiling; keeps the .cpuprofile with --keep).
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -26,13 +28,14 @@ import { buildRequest, send, tokenIn } from './lib/requests.mjs';
 import { fmt, fmtInt } from './lib/report.mjs';
 import { APP_ID, BENCH_LOGIN, BENCH_PASSWORD, NEWS_LANGUAGE, seedService, throttleOffConfig } from './lib/seed.mjs';
 import { startServer } from './lib/servers.mjs';
+import { DEFAULT_PG_URL, dropPgSchema, runSchema } from './lib/pg.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
 
 function parseArgs(argv) {
-  const o = { scenario: 'vut-soap11', seconds: 10, connections: 64, top: 30, cli: join(ROOT, 'dist', 'cli', 'main.js'), keep: false, write: true, target: 'svcapi', logLevel: null };
-  readArgs(argv, (a, next) => {
+  const o = { scenario: 'vut-soap11', seconds: 10, connections: 64, top: 30, cli: join(ROOT, 'dist', 'cli', 'main.js'), keep: false, write: true, target: 'svcapi', logLevel: null, pg: null };
+  readArgs(argv, (a, next, peek) => {
     if (a === '--scenario') o.scenario = next();
     else if (a === '--seconds') o.seconds = Number(next());
     else if (a === '--connections') o.connections = Number(next());
@@ -42,6 +45,7 @@ function parseArgs(argv) {
     else if (a === '--no-write') o.write = false;
     else if (a === '--target') o.target = next();
     else if (a === '--log-level') o.logLevel = next();
+    else if (a === '--pg') o.pg = peek() !== undefined && /^postgres(ql)?:\/\//.test(peek()) ? next() : DEFAULT_PG_URL;
     else return false;
   });
   return o;
@@ -102,8 +106,14 @@ async function main() {
   const tmp = await mkdtemp(join(tmpdir(), 'svcapi-profile-'));
   const log = (t) => process.stderr.write(`${t}\n`);
   let server;
+  let pgSchema = null;
   try {
-    const db = `sqlite:${join(tmp, 'bench.db')}`;
+    let db = `sqlite:${join(tmp, 'bench.db')}`;
+    if (o.pg !== null) {
+      const { schema, url } = runSchema(o.pg, 'profile');
+      pgSchema = schema;
+      db = url;
+    }
     await seedService({ cliPath: o.cli, db, tmpDir: tmp });
     const throttle = await throttleOffConfig(o.cli, tmp);
     const profDir = join(tmp, 'prof');
@@ -146,7 +156,7 @@ async function main() {
 
     const m = machineInfo();
     const lines = [
-      `# CPU profile of ${o.target === 'ceiling' ? 'the ceiling server' : 'svcapi-auth'}: ${o.scenario}, ${o.connections} connections, ${o.seconds} s`, '',
+      `# CPU profile of ${o.target === 'ceiling' ? 'the ceiling server' : 'svcapi-auth'}${o.pg !== null && o.target !== 'ceiling' ? ' on PostgreSQL' : ''}: ${o.scenario}, ${o.connections} connections, ${o.seconds} s`, '',
       `${new Date().toISOString()}; ${m.cpuModel}, ${m.cores} cores, Node ${m.node}; load average ${loadAverage().join(' ')}; ` +
       `${fmtInt(load.rps)} req/s under the profiler (2 s warm-up + ${o.seconds} s profiled, whole process life ${fmt(summary.totalMs / 1000)} s of samples).`, '',
       '## Self time by package / file', '', '| Where | ms | % |', '|---|---:|---:|',
@@ -166,6 +176,7 @@ async function main() {
   } finally {
     if (server) await server.stop(5000).catch(() => undefined);
     killAll();
+    if (pgSchema !== null) await dropPgSchema(o.pg, pgSchema, (t) => log(`profile: ${t}`)).catch((error) => log(`profile: ${error.message}`));
     if (!o.keep) await rm(tmp, { recursive: true, force: true });
   }
 }
