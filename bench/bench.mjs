@@ -42,7 +42,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { chooseClient, runLoad } from './lib/load.mjs';
-import { DEFAULT_PG_URL, dropPgSchema, pgAnswers, redactUrl, runSchema } from './lib/pg.mjs';
+import { DEFAULT_PG_URL, dropPgSchema, pgAnswers, pgUrlArg, redactUrl, runSchema } from './lib/pg.mjs';
 import { cpuDelta, cpuLayout, killAll, loadAverage, machineInfo, run, sampleRss, treeCpu, treeHwmMb, treeLoopCpu, waitIdle } from './lib/proc.mjs';
 import { buildRequest, newsRowsIn, send, tokenIn } from './lib/requests.mjs';
 import { countsSince, managementUrlOf, shadowCounts } from './lib/shadow-counts.mjs';
@@ -70,7 +70,7 @@ function parseArgs(argv) {
     else if (a === '--warmup') o.warmupS = Number(next());
     else if (a === '--connections') o.connections = next().split(',').map(Number);
     else if (a === '--only') o.only = next().split(',').map((s) => s.trim()).filter(Boolean);
-    else if (a === '--pg') o.pg = peek() !== undefined && /^postgres(ql)?:\/\//.test(peek()) ? next() : DEFAULT_PG_URL;
+    else if (a === '--pg') o.pg = pgUrlArg(next, peek);
     else if (a === '--no-pg') o.pg = null;
     else if (a === '--client') o.client = next();
     else if (a === '--cli') o.cli = resolve(next());

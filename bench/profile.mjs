@@ -28,7 +28,7 @@ import { buildRequest, send, tokenIn } from './lib/requests.mjs';
 import { fmt, fmtInt } from './lib/report.mjs';
 import { APP_ID, BENCH_LOGIN, BENCH_PASSWORD, NEWS_LANGUAGE, seedService, throttleOffConfig } from './lib/seed.mjs';
 import { startServer } from './lib/servers.mjs';
-import { DEFAULT_PG_URL, dropPgSchema, runSchema } from './lib/pg.mjs';
+import { dropPgSchema, pgUrlArg, runSchema } from './lib/pg.mjs';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 const ROOT = resolve(BENCH_DIR, '..');
@@ -45,7 +45,7 @@ function parseArgs(argv) {
     else if (a === '--no-write') o.write = false;
     else if (a === '--target') o.target = next();
     else if (a === '--log-level') o.logLevel = next();
-    else if (a === '--pg') o.pg = peek() !== undefined && /^postgres(ql)?:\/\//.test(peek()) ? next() : DEFAULT_PG_URL;
+    else if (a === '--pg') o.pg = pgUrlArg(next, peek);
     else return false;
   });
   return o;

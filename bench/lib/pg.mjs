@@ -7,6 +7,11 @@ import { URL } from 'node:url';
 
 export const DEFAULT_PG_URL = process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/** The value of a `--pg [URL]` option: the URL that follows it, else DEFAULT_PG_URL (readArgs' next and peek). */
+export function pgUrlArg(next, peek) {
+  return peek() !== undefined && /^postgres(ql)?:\/\//.test(peek()) ? next() : DEFAULT_PG_URL;
+}
+
 /** Whether a PostgreSQL server answers at `url` (a connection and `SELECT 1` within 3 s). */
 export async function pgAnswers(url) {
   const { default: pg } = await import('pg');
