@@ -8,8 +8,8 @@
  * token or ticket nobody holds, a sliding expiry moved by a request we did not serve, a ticket
  * consumed here that the old service is the one to honour. So:
  *
- * - insertSession and insertTicket succeed without a row (the token in our answer exists nowhere);
- * - touchToken does nothing; consumeTicket says the ticket would have been ours to consume;
+ * - insertSession and insertTicket (insertOrderedTicket) succeed without a row (the token in our answer exists nowhere);
+ * - touchToken does nothing; consumeTicket (consumeOrderedTicket) says the ticket would have been ours to consume;
  * - every other write (throttle counters, migration of a legacy user, audit...) is refused with
  *   an exception: the evaluating service is built without the features that make them, so one
  *   happening is a bug, and it shows as an error in the comparison rather than as a change.
@@ -18,15 +18,17 @@ import type { Store } from './store.js';
 
 /** The reads the operations make (and the service's caches), passed through. */
 const READS: ReadonlySet<string> = new Set<keyof Store>([
-  'getApplication', 'listApplications', 'findUserByLoginKey', 'getUser', 'listUsers', 'findToken', 'countActiveTokens',
+  'getApplication', 'listApplications', 'findUserByLoginKey', 'getUser', 'listUsers', 'findToken', 'findOrderedTicket', 'countActiveTokens',
   'listNews', 'findPublishedNews', 'publishedNewsSnapshot', 'revisions', 'revisionsWithTokens', 'getNews', 'schemaVersion', 'ping',
 ]);
 
 const SIMULATED: Partial<Store> = {
   insertSession: () => Promise.resolve(true),
   insertTicket: () => Promise.resolve(true),
+  insertOrderedTicket: () => Promise.resolve(true),
   touchToken: () => Promise.resolve(),
   consumeTicket: () => Promise.resolve(true),
+  consumeOrderedTicket: () => Promise.resolve(true),
   close: () => Promise.resolve(),
 };
 

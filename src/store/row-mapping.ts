@@ -47,9 +47,10 @@ const numOrNull = (v: unknown): number | null => (isNull(v) ? null : Number(v));
  * order: building a keyed object per row costs better-sqlite3 about 1.5 µs, a quarter of the
  * whole lookup.
  */
-const TOKEN_COLUMNS = `t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
-    t.last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
+const columnsOf = (kind: string, lastUsedAt: string): string => `t.token_hash, ${kind} AS kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+    ${lastUsedAt} AS last_used_at, t.used_at, t.revoked_at, u.enabled AS user_enabled, a.enabled AS app_enabled, a.idle_timeout_seconds,
     EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted, u.login`;
+const TOKEN_COLUMNS = columnsOf('t.kind', 't.last_used_at');
 
 export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
@@ -61,6 +62,16 @@ export const TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}
 export const LISTED_TOKEN_SELECT = `SELECT ${TOKEN_COLUMNS}, t.origin
   FROM tokens t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 const ORIGIN_INDEX = 16;
+
+/**
+ * TOKEN_COLUMNS read from the tickets table (migration 17), in the same order, so that toToken
+ * and toListedToken read its rows unchanged: the kind is 'ticket', a ticket's last use is its
+ * issue, and every ticket there was issued by this service (origin 'ours').
+ */
+export const TICKET_COLUMNS = columnsOf("'ticket'", 't.issued_at');
+/** TICKET_COLUMNS with the origin, as LISTED_TOKEN_SELECT, from the tickets table. */
+export const LISTED_TICKET_SELECT = `SELECT ${TICKET_COLUMNS}, 'ours' AS origin
+  FROM tickets t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id`;
 
 /** news.attributes: string values only, keys in ascending order (both dialects alike), frozen. */
 function newsAttributes(json: Record<string, unknown> | null): Readonly<Record<string, string>> {

@@ -98,6 +98,12 @@ export interface PasswordHashRow {
 
 export type TokenKind = 'session' | 'ticket';
 
+/** Where a ticket of the tickets table is: its issue time (read off its text) and its hash. */
+export interface OrderedTicketKey {
+  readonly issuedAt: Date;
+  readonly tokenHash: string;
+}
+
 export interface NewToken {
   /** SHA-256 hex of the token text. */
   readonly tokenHash: string;
@@ -349,8 +355,21 @@ export interface TokenStore {
    * the new token. (A PostgreSQL adapter must lock the user row to keep this.)
    */
   insertSession(token: NewToken, expect: SessionExpectation): Promise<boolean>;
-  /** Stores a single-use login ticket under the same conditions (without the password check). */
+  /**
+   * Stores a single-use login ticket under the same conditions (without the password check), in
+   * the tokens table, keyed by its hash: a ticket issued with `tickets.issueOrder` off.
+   */
   insertTicket(token: NewToken): Promise<boolean>;
+  /**
+   * The same, in the tickets table (migration 17) under the key (token.issuedAt, token.tokenHash),
+   * appended in issue order: a ticket whose text carries its issue time (src/domain/ordered-ticket.ts).
+   * The same durability and the same conditions, checked in the insert.
+   */
+  insertOrderedTicket(token: NewToken): Promise<boolean>;
+  /** A ticket of the tickets table by its whole key, joined as findToken joins a token (kind 'ticket'). */
+  findOrderedTicket(key: OrderedTicketKey): Promise<TokenRecord | null>;
+  /** consumeTicket for a ticket of the tickets table: true for exactly one caller. */
+  consumeOrderedTicket(key: OrderedTicketKey, now: Date): Promise<boolean>;
   /** One indexed lookup by hash, joined to user, application and grant. */
   findToken(tokenHash: string): Promise<TokenRecord | null>;
   /** Records a use of a session token (sliding expiry). */
@@ -360,7 +379,7 @@ export interface TokenStore {
    * across connections and processes.
    */
   consumeTicket(tokenHash: string, now: Date): Promise<boolean>;
-  /** Revokes live tokens and tickets in scope; returns how many were revoked. */
+  /** Revokes live tokens and tickets (of both tables) in scope; returns how many were revoked. */
   revokeTokens(scope: RevokeScope, now: Date): Promise<number>;
   /**
    * The admin console and `token list`: one user's session tokens (not tickets) that are not
@@ -369,11 +388,11 @@ export interface TokenStore {
    */
   listUserSessions(userId: number, now: Date, limit: number): Promise<readonly ListedToken[]>;
   /**
-   * Tokens and tickets whose hash starts with `prefix` (lower-case hex, a fingerprint of
+   * Tokens and tickets (both tables) whose hash starts with `prefix` (lower-case hex, a fingerprint of
    * audit.ts tokenFingerprint), at most `limit`, by hash: what `token revoke ID` names.
    */
   findTokensByFingerprint(prefix: string, limit: number): Promise<readonly ListedToken[]>;
-  /** Housekeeping: deletes tokens whose absolute expiry is before `before`; returns the count. */
+  /** Housekeeping: deletes tokens and tickets (both tables) whose absolute expiry is before `before`; returns the count. */
   deleteExpiredTokens(before: Date): Promise<number>;
   /**
    * Scheduled housekeeping, in small batches: deletes at most `limit` tokens and tickets (used or
@@ -386,7 +405,7 @@ export interface TokenStore {
 
   // --- moving data between databases (svcapi-auth export / import) ---
   /**
-   * Live tokens and tickets (not revoked, not used, not expired at `liveAt`), judged like
+   * Live tokens and tickets of both tables (not revoked, not used, not expired at `liveAt`), judged like
    * findToken, in ascending hash order after `afterHash` (null: from the start), at most `limit`.
    */
   listLiveTokens(query: { readonly liveAt: Date; readonly afterHash: string | null; readonly limit: number }): Promise<readonly ListedToken[]>;

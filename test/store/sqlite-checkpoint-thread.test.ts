@@ -101,7 +101,7 @@ describe('SQLite checkpoints on the purge thread', () => {
     const insert = writer.prepare('INSERT INTO filler (v) VALUES (?)');
     for (let i = 0; i < 50; i++) insert.run('x'.repeat(2000));
     const ended: unknown[] = [];
-    const options = { path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL, busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') };
+    const options = { path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', ticketSql: 'DELETE FROM tickets WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL, busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') };
     const thread = startPurgeThread({ ...options, checkpointMs: 20, onEnd: (e) => ended.push(e) });
     try {
       let copied = 0;

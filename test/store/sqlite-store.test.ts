@@ -188,8 +188,8 @@ describe('SQLite adapter specifics', () => {
       failNext = true;
       await expect(store.purgeExpiredTokens(new Date(), 10)).rejects.toThrow(/disk I\/O/);
       expect(ran).toEqual([
-        'PRAGMA synchronous = NORMAL', 'DELETE FROM tokens WHERE', 'PRAGMA synchronous = FULL',
-        'PRAGMA synchronous = NORMAL', 'DELETE FROM tokens WHERE', 'PRAGMA synchronous = FULL',
+        'PRAGMA synchronous = NORMAL', 'DELETE FROM tickets WHERE', 'DELETE FROM tokens WHERE', 'PRAGMA synchronous = FULL',
+        'PRAGMA synchronous = NORMAL', 'DELETE FROM tickets WHERE', 'DELETE FROM tokens WHERE', 'PRAGMA synchronous = FULL',
       ]);
     } finally {
       statementProto.run = run;
@@ -342,7 +342,7 @@ describe('SQLite adapter specifics', () => {
       import { createRequire } from 'node:module';
       import { startPurgeThread } from ${JSON.stringify(pathToFileURL(join(root, 'dist/store/sqlite/purge-thread.js')).href)};
       import { COUNT_ACTIVE_SQL } from ${JSON.stringify(pathToFileURL(join(root, 'dist/store/sqlite/sqlite-tokens.js')).href)};
-      const thread = startPurgeThread({ path: process.argv[2], sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL,
+      const thread = startPurgeThread({ path: process.argv[2], sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', ticketSql: 'DELETE FROM tickets WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL,
         busyTimeoutMs: 1000, driver: createRequire(${JSON.stringify(`${root}/`)}).resolve('better-sqlite3') });
       await thread.count(Date.now(), '', 'g');
       const answer = thread.count(Date.now(), '', 'g');
@@ -355,11 +355,12 @@ describe('SQLite adapter specifics', () => {
   it('gives the purge thread\'s connection a small page cache (its memory), not the 16 MB default', async () => {
     const path = freshFile();
     await (await openStore(`sqlite:${path}`)).close();
-    const thread = startPurgeThread({ path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL, busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') });
+    const thread = startPurgeThread({ path, sql: 'DELETE FROM tokens WHERE expires_at < @before AND @limit > 0', ticketSql: 'DELETE FROM tickets WHERE expires_at < @before AND @limit > 0', countSql: COUNT_ACTIVE_SQL, busyTimeoutMs: 1000, driver: createRequire(import.meta.url).resolve('better-sqlite3') });
     try {
       expect(await thread.cacheKiB()).toBe(PURGE_THREAD_CACHE_KIB);
       expect(PURGE_THREAD_CACHE_KIB).toBeLessThanOrEqual(2048);
-      expect(await thread.purge(Date.now(), 10)).toBe(0);
+      expect(await thread.purge(Date.now(), 10, 'tokens')).toBe(0);
+      expect(await thread.purge(Date.now(), 10, 'tickets')).toBe(0);
       expect(await thread.count(Date.now(), '', 'g')).toBe(0);
     } finally {
       await thread.close();

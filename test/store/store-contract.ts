@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHash } from 'node:crypto';
 import type { LoginAttempt, ThrottleLimits } from '../../src/store/store.js';
-import type { Application, AuditQuery, LegacyTally, NewAuditEvent, NewShadowDifference, NewToken, Store, User } from '../../src/store/store.js';
+import type { Application, AuditQuery, LegacyTally, NewAuditEvent, NewShadowDifference, NewToken, OrderedTicketKey, Store, User } from '../../src/store/store.js';
 
 const T0 = new Date('2025-01-15T12:00:00.000Z');
 const at = (offsetMs: number): Date => new Date(T0.getTime() + offsetMs);
@@ -279,6 +279,126 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.consumeTicket(newHash(), at(2))).toBe(false);
       });
 
+      describe('tickets in issue order (the tickets table, migration 17)', () => {
+        const key = (t: NewToken): OrderedTicketKey => ({ issuedAt: t.issuedAt, tokenHash: t.tokenHash });
+
+        it('stores them under the same conditions as a ticket, found by their whole key only', async () => {
+          await store.insertApplication(app(7));
+          await store.insertApplication(app(8, { enabled: false }));
+          const alice = await addUser('alice', [2, 8]);
+          const bob = await addUser('bob');
+          await store.setUserEnabled(bob.userId, false, T0);
+          const ticket = token(alice, 2, { issuedAt: at(5), expiresAt: at(120_000) });
+          expect(await store.insertOrderedTicket(ticket)).toBe(true);
+          expect(await store.findOrderedTicket(key(ticket))).toEqual({
+            tokenHash: ticket.tokenHash, kind: 'ticket', userId: alice.userId, appId: 2, clientIp: '198.51.100.7', sourceIp: '192.0.2.1',
+            issuedAt: at(5), expiresAt: at(120_000), lastUsedAt: at(5), usedAt: null, revokedAt: null,
+            userEnabled: true, appEnabled: true, granted: true, idleTimeoutSeconds: null, login: 'alice',
+          });
+          // Another issue time, another hash, or the tokens table: not this ticket.
+          expect(await store.findOrderedTicket({ issuedAt: at(6), tokenHash: ticket.tokenHash })).toBeNull();
+          expect(await store.findOrderedTicket({ issuedAt: at(5), tokenHash: newHash() })).toBeNull();
+          expect(await store.findToken(ticket.tokenHash)).toBeNull();
+          // No grant, the application disabled, the user disabled: not stored.
+          expect(await store.insertOrderedTicket(token(alice, 7))).toBe(false);
+          expect(await store.insertOrderedTicket(token(alice, 8))).toBe(false);
+          expect(await store.insertOrderedTicket(token(bob, 2))).toBe(false);
+          expect((await store.getUser(alice.userId))?.lastLoginAt).toBeNull();
+          // Read with the user's state of the moment, as findToken reads a token's.
+          await store.setUserEnabled(alice.userId, false, at(10));
+          expect(await store.findOrderedTicket(key(ticket))).toMatchObject({ userEnabled: false, granted: true });
+        });
+
+        it('stores the tickets of one turn together, each under its own key, the same issue time or not', async () => {
+          const alice = await addUser('alice');
+          const tickets = Array.from({ length: 30 }, (_, i) => token(alice, 2, { issuedAt: at(i % 3), expiresAt: at(120_000) }));
+          expect(await Promise.all(tickets.map((t) => store.insertOrderedTicket(t)))).toEqual(tickets.map(() => true));
+          for (const t of tickets) expect((await store.findOrderedTicket(key(t)))?.tokenHash).toBe(t.tokenHash);
+          // A hash stored twice under the same key is refused: the second insert fails alone.
+          const results = await Promise.allSettled([store.insertOrderedTicket(tickets[0] as NewToken), store.insertOrderedTicket(token(alice, 2, { issuedAt: at(1) }))]);
+          expect(results[0]?.status === 'rejected' || (results[0]?.status === 'fulfilled' && results[0].value === false)).toBe(true);
+          expect(results[1]).toEqual({ status: 'fulfilled', value: true });
+        });
+
+        it('consumes one exactly once, even when asked concurrently; not when expired, revoked or under another key', async () => {
+          const alice = await addUser('alice');
+          const ticket = token(alice, 2, { expiresAt: at(120_000) });
+          expect(await store.insertOrderedTicket(ticket)).toBe(true);
+          expect(await store.consumeOrderedTicket({ issuedAt: at(1), tokenHash: ticket.tokenHash }, at(1000))).toBe(false);
+          expect(await store.consumeTicket(ticket.tokenHash, at(1000))).toBe(false);
+          const results = await Promise.all(Array.from({ length: 10 }, () => store.consumeOrderedTicket(key(ticket), at(1000))));
+          expect(results.filter(Boolean)).toHaveLength(1);
+          expect((await store.findOrderedTicket(key(ticket)))?.usedAt).toEqual(at(1000));
+          expect(await store.consumeOrderedTicket(key(ticket), at(2000))).toBe(false);
+
+          const expired = token(alice, 2, { expiresAt: at(120_000) });
+          const revoked = token(alice, 2, { issuedAt: at(1), expiresAt: at(120_000) });
+          await store.insertOrderedTicket(expired);
+          await store.insertOrderedTicket(revoked);
+          expect(await store.consumeOrderedTicket(key(expired), at(120_000))).toBe(false);
+          expect(await store.revokeTokens({ tokenHash: revoked.tokenHash }, at(2))).toBe(1);
+          expect(await store.consumeOrderedTicket(key(revoked), at(3))).toBe(false);
+          expect((await store.findOrderedTicket(key(revoked)))?.revokedAt).toEqual(at(2));
+        });
+
+        it('are revoked, found by fingerprint, listed for export, purged and deleted with the tokens', async () => {
+          const alice = await addUser('alice');
+          const bob = await addUser('bob');
+          const session = await addSession(alice);
+          const mine = token(alice, 2, { issuedAt: at(1), expiresAt: at(HOUR) });
+          const bobs = token(bob, 2, { issuedAt: at(2), expiresAt: at(HOUR) });
+          const used = token(alice, 2, { issuedAt: at(3), expiresAt: at(HOUR) });
+          for (const t of [mine, bobs, used]) expect(await store.insertOrderedTicket(t)).toBe(true);
+          expect(await store.consumeOrderedTicket(key(used), at(4))).toBe(true);
+
+          const found = await store.findTokensByFingerprint(mine.tokenHash.slice(0, 12), 5);
+          expect(found).toEqual([{ ...(await store.findOrderedTicket(key(mine))), origin: 'ours' }]);
+          const live = await store.listLiveTokens({ liveAt: at(10), afterHash: null, limit: 10 });
+          expect(live.map((t) => t.tokenHash)).toEqual([session, mine.tokenHash, bobs.tokenHash].sort());
+          const page1 = await store.listLiveTokens({ liveAt: at(10), afterHash: null, limit: 1 });
+          const rest = await store.listLiveTokens({ liveAt: at(10), afterHash: page1[0]?.tokenHash ?? null, limit: 10 });
+          expect([...page1, ...rest]).toEqual(live);
+
+          // By user: the session and the live ticket (the used one is over); then everybody: bob's.
+          expect(await store.revokeTokens({ userId: alice.userId }, at(20))).toBe(2);
+          expect((await store.findOrderedTicket(key(mine)))?.revokedAt).toEqual(at(20));
+          expect((await store.findOrderedTicket(key(bobs)))?.revokedAt).toBeNull();
+          expect(await store.revokeTokens({ all: true }, at(30))).toBe(1);
+          expect((await store.findOrderedTicket(key(bobs)))?.revokedAt).toEqual(at(30));
+
+        });
+
+        it('are purged with the tokens once expired, used or not, the limit counting both tables, live ones kept', async () => {
+          const alice = await addUser('alice');
+          const expired = Array.from({ length: 3 }, (_, i) => token(alice, 2, { issuedAt: at(i), expiresAt: at(1000 + i) }));
+          for (const t of expired) expect(await store.insertOrderedTicket(t)).toBe(true);
+          expect(await store.consumeOrderedTicket(key(expired[0] as NewToken), at(10))).toBe(true);
+          const expiredSessions = [await addSession(alice, 2, { expiresAt: at(2000) }), await addSession(alice, 2, { expiresAt: at(2001) })];
+          const live = token(alice, 2, { issuedAt: at(50), expiresAt: at(3 * HOUR) });
+          expect(await store.insertOrderedTicket(live)).toBe(true);
+          const liveSession = await addSession(alice, 2, { expiresAt: at(3 * HOUR) });
+
+          expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(2);
+          expect(await store.findOrderedTicket(key(expired[0] as NewToken))).toBeNull();
+          expect(await store.findOrderedTicket(key(expired[1] as NewToken))).toBeNull();
+          expect(await store.findOrderedTicket(key(expired[2] as NewToken))).not.toBeNull();
+          expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(2); // the last ticket and a session
+          expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(1);
+          expect(await store.purgeExpiredTokens(at(HOUR), 2)).toBe(0);
+          for (const hash of expiredSessions) expect(await store.findToken(hash)).toBeNull();
+          expect(await store.findOrderedTicket(key(live))).not.toBeNull();
+          expect(await store.findToken(liveSession)).not.toBeNull();
+
+          // deleteExpiredTokens: both tables at once.
+          const more = token(alice, 2, { issuedAt: at(60), expiresAt: at(HOUR) });
+          expect(await store.insertOrderedTicket(more)).toBe(true);
+          await addSession(alice, 2, { expiresAt: at(HOUR) });
+          expect(await store.deleteExpiredTokens(at(2 * HOUR))).toBe(2);
+          expect(await store.findOrderedTicket(key(more))).toBeNull();
+          expect(await store.findOrderedTicket(key(live))).not.toBeNull();
+        });
+      });
+
       it('revokes the live tokens of one user, or of everybody, and counts them', async () => {
         const alice = await addUser('alice');
         const bob = await addUser('bob');
@@ -360,6 +480,10 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
         expect(await store.insertTicket(ticket)).toBe(true);
         expect(await store.consumeTicket(ticket.tokenHash, at(1))).toBe(true);
         await still('insertTicket, consumeTicket');
+        const ordered = token(alice, 2, { issuedAt: at(2), expiresAt: at(120_000) });
+        expect(await store.insertOrderedTicket(ordered)).toBe(true);
+        expect(await store.consumeOrderedTicket({ issuedAt: ordered.issuedAt, tokenHash: ordered.tokenHash }, at(3))).toBe(true);
+        await still('insertOrderedTicket, consumeOrderedTicket');
         expect(await store.upgradePasswordHash(alice.userId, 'hash-of-alice', 'upgraded')).toBe(true);
         await still('upgradePasswordHash');
         expect(await store.grantApplication(bob.userId, 9, T0)).toBe(true);

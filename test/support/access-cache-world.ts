@@ -42,6 +42,10 @@ export function countingStore(store: Store, revisionsDelayMs = 0): { store: Stor
       tokenReads++;
       return store.findToken(hash);
     },
+    findOrderedTicket: async (key) => {
+      tokenReads++;
+      return store.findOrderedTicket(key);
+    },
   };
   return { store: counted, revisionReads: () => revisionReads, tokenReads: () => tokenReads };
 }

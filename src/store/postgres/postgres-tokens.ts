@@ -4,10 +4,10 @@
  * revisions (RevisionStore), which the hot path reads together with a turn's token lookups.
  */
 import type { ImportedToken, NewToken, RevisionsWithTokens, RevisionStore, RevokeScope, SessionExpectation, StoreRevisions, TokenRecord, TokenStore } from '../store.js';
-import { LISTED_TOKEN_SELECT, TOKEN_SELECT } from '../row-mapping.js';
+import { LISTED_TICKET_SELECT, LISTED_TOKEN_SELECT, TICKET_COLUMNS, TOKEN_SELECT } from '../row-mapping.js';
 import { toStoreRevisions } from '../revisions.js';
 import { lookupPerTurn } from '../lookup-batch.js';
-import { batchableSession, createTokenBatch } from './token-batch.js';
+import { batchableSession, createTokenBatch, type TokenKind } from './token-batch.js';
 import { one, type PostgresContext } from './postgres-context.js';
 import { num, toListedToken, toToken } from './postgres-row-mapping.js';
 import type { PostgresStoreOptions } from './postgres-store.js';
@@ -48,8 +48,16 @@ const lockPreconditions = (userLock: 'NO KEY UPDATE' | 'SHARE'): string => `SELE
   WHERE u.user_id = $1 AND u.enabled AND ($3::text IS NULL OR u.password_hash = $3::text)
   FOR ${userLock} OF u FOR SHARE OF a, g`;
 
+/** A ticket of the tickets table (migration 17) by its whole key, in TOKEN_SELECT's columns. */
+export const FIND_ORDERED_TICKET_SQL = `SELECT ${TICKET_COLUMNS}
+  FROM tickets t JOIN users u ON u.user_id = t.user_id JOIN applications a ON a.app_id = t.app_id
+  WHERE t.issued_at = $1 AND t.token_hash = $2`;
+
 const INSERT_TOKEN_SQL = `INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at)
   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`;
+
+const INSERT_ORDERED_TICKET_SQL = `INSERT INTO tickets (issued_at, token_hash, user_id, app_id, client_ip, source_ip, expires_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7)`;
 
 /** The token port's methods, and what closing the store waits for: the group commits of the current turn. */
 export interface PostgresTokens {
@@ -81,7 +89,7 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
     return toStoreRevisions(row?.news, row?.access);
   }
 
-  async function insertToken(token: NewToken, kind: 'session' | 'ticket', expect: SessionExpectation | null): Promise<boolean> {
+  async function insertToken(token: NewToken, kind: TokenKind, expect: SessionExpectation | null): Promise<boolean> {
     return tx(async (c) => {
       const allowed = await c.query(
         kind === 'session'
@@ -89,10 +97,15 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
           : { name: 'lock_for_ticket', text: lockPreconditions('SHARE'), values: [token.userId, token.appId, null] },
       );
       if (allowed.rowCount !== 1) return false;
-      await c.query({
-        name: 'insert_token', text: INSERT_TOKEN_SQL,
-        values: [token.tokenHash, kind, token.userId, token.appId, token.clientIp, token.sourceIp, token.issuedAt, token.expiresAt, token.issuedAt, null, null],
-      });
+      await c.query(kind === 'ordered-ticket'
+        ? {
+          name: 'insert_ordered_ticket', text: INSERT_ORDERED_TICKET_SQL,
+          values: [token.issuedAt, token.tokenHash, token.userId, token.appId, token.clientIp, token.sourceIp, token.expiresAt],
+        }
+        : {
+          name: 'insert_token', text: INSERT_TOKEN_SQL,
+          values: [token.tokenHash, kind, token.userId, token.appId, token.clientIp, token.sourceIp, token.issuedAt, token.expiresAt, token.issuedAt, null, null],
+        });
       if (kind === 'session') {
         // The row is locked and was just checked to hold `passwordHash`: the upgrade cannot undo a change.
         await c.query({
@@ -108,11 +121,11 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
   const batches = (options.groupCommit ?? true) ? (() => {
     const deps = {
       query: (name: string, text: string, values: readonly unknown[]) => q(name, text, values),
-      insertOne: (i: { readonly token: NewToken; readonly expectedHash: string | null }, kind: 'session' | 'ticket') =>
+      insertOne: (i: { readonly token: NewToken; readonly expectedHash: string | null }, kind: TokenKind) =>
         insertToken(i.token, kind, kind === 'session' ? { passwordHash: i.expectedHash ?? '' } : null),
       ...(options.onGroupCommit !== undefined && { onCommit: options.onGroupCommit }),
     };
-    return { session: createTokenBatch('session', deps), ticket: createTokenBatch('ticket', deps) };
+    return { session: createTokenBatch('session', deps), ticket: createTokenBatch('ticket', deps), orderedTicket: createTokenBatch('ordered-ticket', deps) };
   })() : null;
 
   const port: TokenStore & RevisionStore = {
@@ -125,6 +138,23 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
       if (batches === null) return insertToken(token, 'ticket', null);
       checkOpen();
       return batches.ticket.add({ token, expectedHash: null });
+    },
+    async insertOrderedTicket(token) {
+      if (batches === null) return insertToken(token, 'ordered-ticket', null);
+      checkOpen();
+      return batches.orderedTicket.add({ token, expectedHash: null });
+    },
+    async findOrderedTicket(key) {
+      checkOpen();
+      const rows = await readArrays('find_ordered_ticket', FIND_ORDERED_TICKET_SQL, [key.issuedAt, key.tokenHash], tokenReads);
+      const row = rows[0];
+      return row === undefined ? null : toToken(row);
+    },
+    async consumeOrderedTicket(key, now) {
+      // As consumeTicket: exactly one caller sees a row.
+      const result = await q('consume_ordered_ticket', `UPDATE tickets SET used_at = $3
+        WHERE issued_at = $1 AND token_hash = $2 AND used_at IS NULL AND revoked_at IS NULL AND expires_at > $3`, [key.issuedAt, key.tokenHash, now]);
+      return result.rowCount === 1;
     },
     async findToken(tokenHash) {
       return findTokenBatched(tokenHash);
@@ -140,14 +170,16 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
       return result.rowCount === 1;
     },
     async revokeTokens(scope: RevokeScope, now) {
-      const result = 'all' in scope
-        ? await q(null, 'UPDATE tokens SET revoked_at = $1 WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > $1', [now])
+      // Both tables in one statement (one snapshot, one answer); the tickets table is scanned (migration 17).
+      const [where, values]: [string, unknown[]] = 'all' in scope
+        ? ['revoked_at IS NULL AND used_at IS NULL AND expires_at > $1', [now]]
         : 'tokenHash' in scope
-          ? await q(null, `UPDATE tokens SET revoked_at = $2
-            WHERE token_hash = $1 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $2`, [scope.tokenHash, now])
-          : await q(null, `UPDATE tokens SET revoked_at = $2
-            WHERE user_id = $1 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $2`, [scope.userId, now]);
-      return result.rowCount ?? 0;
+          ? ['token_hash = $2 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $1', [now, scope.tokenHash]]
+          : ['user_id = $2 AND revoked_at IS NULL AND used_at IS NULL AND expires_at > $1', [now, scope.userId]];
+      const row = one(await q(null, `WITH a AS (UPDATE tokens SET revoked_at = $1 WHERE ${where} RETURNING 1),
+        b AS (UPDATE tickets SET revoked_at = $1 WHERE ${where} RETURNING 1)
+        SELECT (SELECT COUNT(*) FROM a) + (SELECT COUNT(*) FROM b) AS n`, values));
+      return num(row?.n);
     },
     async listUserSessions(userId, now, limit) {
       return (await readArrays(null, `${LISTED_TOKEN_SELECT}
@@ -156,17 +188,27 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
     },
     async findTokensByFingerprint(prefix, limit) {
       // A range on the "C"-collated primary key (hex digits sort below 'g'): an index scan.
-      return (await readArrays(null, `${LISTED_TOKEN_SELECT}
-        WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g' ORDER BY t.token_hash LIMIT $2`, [prefix, Math.max(0, Math.trunc(limit))])).map(toListedToken);
+      return (await readArrays(null, `SELECT * FROM (${LISTED_TOKEN_SELECT}
+        WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g'
+        UNION ALL ${LISTED_TICKET_SELECT}
+        WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g') x ORDER BY token_hash LIMIT $2`, [prefix, Math.max(0, Math.trunc(limit))])).map(toListedToken);
     },
     async deleteExpiredTokens(before) {
-      return (await q(null, 'DELETE FROM tokens WHERE expires_at < $1', [before])).rowCount ?? 0;
+      const row = one(await q(null, `WITH a AS (DELETE FROM tokens WHERE expires_at < $1 RETURNING 1), b AS (DELETE FROM tickets WHERE expires_at < $1 RETURNING 1)
+        SELECT (SELECT COUNT(*) FROM a) + (SELECT COUNT(*) FROM b) AS n`, [before]));
+      return num(row?.n);
     },
     // Housekeeping and metrics; the same semantics as the SQLite adapter, same contract tests.
     async purgeExpiredTokens(before, limit) {
-      return (await q(null, `DELETE FROM tokens WHERE token_hash IN
+      // The tickets table first (its expired rows are its oldest, in key order), then tokens, `limit` in all.
+      const max = Math.max(0, Math.trunc(limit));
+      const tickets = (await q(null, `DELETE FROM tickets WHERE (issued_at, token_hash) IN
+        (SELECT issued_at, token_hash FROM tickets WHERE expires_at < $1 ORDER BY issued_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+      [before, max])).rowCount ?? 0;
+      if (tickets >= max) return tickets;
+      return tickets + ((await q(null, `DELETE FROM tokens WHERE token_hash IN
         (SELECT token_hash FROM tokens WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-      [before, Math.max(0, Math.trunc(limit))])).rowCount ?? 0;
+      [before, max - tickets])).rowCount ?? 0);
     },
     async countActiveTokens(now) {
       return num(one(await q(null, `SELECT COUNT(*) AS n FROM tokens t
@@ -177,9 +219,11 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
           AND EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id)`, [now], true))?.n);
     },
     async listLiveTokens(query) {
-      return (await readArrays(null, `${LISTED_TOKEN_SELECT}
+      return (await readArrays(null, `SELECT * FROM (${LISTED_TOKEN_SELECT}
         WHERE t.token_hash > $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2
-        ORDER BY t.token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit])).map(toListedToken);
+        UNION ALL ${LISTED_TICKET_SELECT}
+        WHERE t.token_hash > $1 AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > $2) x
+        ORDER BY token_hash LIMIT $3`, [query.afterHash ?? '', query.liveAt, query.limit])).map(toListedToken);
     },
     async importToken(token: ImportedToken) {
       const result = await q(null, `INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at, origin)
@@ -202,7 +246,7 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
   return {
     port,
     async flushWrites() {
-      await Promise.all([batches?.session.flushNow(), batches?.ticket.flushNow()]);
+      await Promise.all([batches?.session.flushNow(), batches?.ticket.flushNow(), batches?.orderedTicket.flushNow()]);
     },
   };
 }

@@ -17,7 +17,8 @@ import { createTurnBatch, type TurnBatch, type WriteOutcome } from '../turn-batc
  * constraint; a deadlock with another instance's batch) is retried row by row through the
  * single-row transaction, so each caller gets its own outcome.
  */
-export type TokenKind = 'session' | 'ticket';
+/** What a batch inserts: session tokens, tickets into tokens, or tickets into the tickets table (migration 17). */
+export type TokenKind = 'session' | 'ticket' | 'ordered-ticket';
 
 export interface TokenInsert {
   readonly token: NewToken;
@@ -47,9 +48,11 @@ function insertTokensSql(kind: TokenKind): string {
       JOIN applications a ON a.app_id = i.app_id AND a.enabled
       JOIN user_applications g ON g.user_id = u.user_id AND g.app_id = a.app_id
     FOR ${userLock} OF u FOR SHARE OF a, g
-  ), inserted AS (
+  ), inserted AS (${kind === 'ordered-ticket' ? `
+    INSERT INTO tickets (issued_at, token_hash, user_id, app_id, client_ip, source_ip, expires_at)
+    SELECT issued_at, token_hash, user_id, app_id, client_ip, source_ip, expires_at FROM allowed` : `
     INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
-    SELECT token_hash, '${kind}', user_id, app_id, client_ip, source_ip, issued_at, expires_at, issued_at FROM allowed
+    SELECT token_hash, '${kind}', user_id, app_id, client_ip, source_ip, issued_at, expires_at, issued_at FROM allowed`}
     RETURNING token_hash
   )${lastLogin}
   SELECT token_hash FROM inserted`;
@@ -66,7 +69,7 @@ export interface TokenBatchDeps {
 /** One batch per kind (their user row locks differ). */
 export function createTokenBatch(kind: TokenKind, deps: TokenBatchDeps): TurnBatch<TokenInsert, boolean> {
   const sql = insertTokensSql(kind);
-  const name = `insert_${kind}_batch`;
+  const name = `insert_${kind.replace('-', '_')}_batch`;
 
   async function statement(items: readonly TokenInsert[]): Promise<WriteOutcome<boolean>[]> {
     const t = items.map((i) => i.token);

@@ -19,7 +19,7 @@
  */
 import { Worker } from 'node:worker_threads';
 
-/** The statement of sqlite-tokens.ts's purgeExpired, on the thread's connection. */
+/** The statements of sqlite-tokens.ts's purgeExpired and purgeExpiredTickets, on the thread's connection. */
 const THREAD_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
 const Database = require(workerData.driver);
@@ -28,6 +28,7 @@ db.pragma('busy_timeout = ' + workerData.busyTimeoutMs);
 db.pragma('synchronous = NORMAL');
 db.pragma('cache_size = -' + workerData.cacheKiB);
 const purge = db.prepare(workerData.sql);
+const purgeTickets = db.prepare(workerData.ticketSql);
 const count = db.prepare(workerData.countSql);
 let checkpoints = 0;
 let lastLog = 0;
@@ -65,7 +66,7 @@ parentPort.on('message', (m) => {
       parentPort.postMessage({ id: m.id, changes: r === null ? -1 : r.log - r.checkpointed });
     }
     else if (m.count) parentPort.postMessage({ id: m.id, changes: Number(count.get({ now: m.now, lo: m.lo, hi: m.hi }).n) });
-    else parentPort.postMessage({ id: m.id, changes: purge.run({ before: m.before, limit: m.limit }).changes });
+    else parentPort.postMessage({ id: m.id, changes: (m.table === 'tickets' ? purgeTickets : purge).run({ before: m.before, limit: m.limit }).changes });
   } catch (error) {
     parentPort.postMessage({ id: m.id, error: { message: String(error && error.message), code: error && error.code } });
   }
@@ -81,8 +82,8 @@ parentPort.on('message', (m) => {
 export const PURGE_THREAD_CACHE_KIB = 2048;
 
 export interface PurgeThread {
-  /** Deletes up to `limit` tokens expired before `before` (epoch ms); resolves with how many. */
-  purge(before: number, limit: number): Promise<number>;
+  /** Deletes up to `limit` rows of the table expired before `before` (epoch ms); resolves with how many. */
+  purge(before: number, limit: number, table: PurgedTable): Promise<number>;
   /** Runs `countSql` (a COUNT(*) AS n with @now, @lo and @hi) on the thread's connection. */
   count(now: number, lo: string, hi: string): Promise<number>;
   /** The page cache of the thread's connection, in KiB, as SQLite reports it (tests). */
@@ -96,9 +97,14 @@ export interface PurgeThread {
   close(): Promise<void>;
 }
 
+/** The tokens table, or the tickets table (migration 17). */
+export type PurgedTable = 'tokens' | 'tickets';
+
 export interface PurgeThreadOptions {
   readonly path: string;
   readonly sql: string;
+  /** The same for the tickets table. */
+  readonly ticketSql: string;
   readonly countSql: string;
   readonly busyTimeoutMs: number;
   readonly driver: string;
@@ -151,7 +157,7 @@ export function startPurgeThread(options: PurgeThreadOptions): PurgeThread {
     });
   };
   return {
-    purge: (before, limit) => ask({ before, limit }),
+    purge: (before, limit, table) => ask({ before, limit, table }),
     count: (now, lo, hi) => ask({ count: true, now, lo, hi }),
     cacheKiB: () => ask({ settings: true }),
     checkpoints: () => ask({ checkpoints: true }),

@@ -4,6 +4,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { SqliteWrites } from './group-commit.js';
+import type { PurgedTable } from './purge-thread.js';
 import type { WalSync } from './wal-sync.js';
 
 export interface SqliteContext {
@@ -16,7 +17,7 @@ export interface SqliteContext {
    * Housekeeping's token purge on the purge thread (purge-thread.ts), started at its first call;
    * null: the purge runs on this connection, on the event loop.
    */
-  readonly purgeOnThread: ((before: number, limit: number) => Promise<number>) | null;
+  readonly purgeOnThread: ((before: number, limit: number, table: PurgedTable) => Promise<number>) | null;
   /**
    * The active-tokens count (COUNT_ACTIVE_SQL at `now`, epoch ms) on the same thread; null: on
    * this connection, on the event loop.

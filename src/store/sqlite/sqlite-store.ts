@@ -13,7 +13,7 @@ import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
 import type { Store, StoreLifecycle } from '../store.js';
 import type { Row } from '../row-mapping.js';
 import { applySqliteMigrations, SQLITE_MIGRATIONS, SVCAPI_APPLICATION_ID, sqliteSchemaVersion } from './migrations/sqlite-migrations.js';
-import { startPurgeThread, type PurgeThread } from './purge-thread.js';
+import { startPurgeThread, type PurgedTable, type PurgeThread } from './purge-thread.js';
 import { damagedByQuickCheck, startBackgroundCheck, type BackgroundCheck, type IntegrityCheckResult } from './background-check.js';
 import { createSqliteWrites } from './group-commit.js';
 import { createWalSync } from './wal-sync.js';
@@ -21,7 +21,7 @@ import { createWalRestartGate, WAL_STATE_LENGTH, type WalRestartGate } from './w
 import type { SqliteContext } from './sqlite-context.js';
 import { ms } from './sqlite-row-mapping.js';
 import { sqliteAccounts } from './sqlite-accounts.js';
-import { COUNT_ACTIVE_SQL, COUNT_RANGES, PURGE_EXPIRED_SQL, sqliteTokens } from './sqlite-tokens.js';
+import { COUNT_ACTIVE_SQL, COUNT_RANGES, PURGE_EXPIRED_SQL, PURGE_EXPIRED_TICKETS_SQL, sqliteTokens } from './sqlite-tokens.js';
 import { sqliteNews } from './sqlite-news.js';
 import { sqliteThrottle } from './sqlite-throttle.js';
 import { sqliteAudit } from './sqlite-audit.js';
@@ -327,7 +327,7 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     // A count between two ranges, or a purge batch, once close() began: no new thread on a closing store.
     if (closing) throw new Error('the store is closing');
     purgeThread ??= startPurgeThread({
-      path: options.path, sql: PURGE_EXPIRED_SQL, countSql: COUNT_ACTIVE_SQL,
+      path: options.path, sql: PURGE_EXPIRED_SQL, ticketSql: PURGE_EXPIRED_TICKETS_SQL, countSql: COUNT_ACTIVE_SQL,
       busyTimeoutMs: Math.max(0, Math.trunc(options.busyTimeoutMs ?? 5000)), driver: require.resolve('better-sqlite3'),
       ...(walState !== null && {
         checkpointMs: CHECKPOINT_INTERVAL_MS,
@@ -370,8 +370,8 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
     ...(walSync !== null && { walSync }),
   });
 
-  const purgeOnThread = noThread ? null : async (before: number, limit: number): Promise<number> => {
-    const deleted = await thread().purge(before, limit);
+  const purgeOnThread = noThread ? null : async (before: number, limit: number, table: PurgedTable): Promise<number> => {
+    const deleted = await thread().purge(before, limit, table);
     if (deleted > 0) mapPause?.deleted();
     return deleted;
   };

@@ -3,8 +3,8 @@
  * and grant, uses, revocation, listings, import and purge; and the revisions, which the hot path
  * reads together with the tokens it missed.
  */
-import type { NewToken, RevisionsWithTokens, RevisionStore, RevokeScope, TokenRecord, TokenStore } from '../store.js';
-import { LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
+import type { NewToken, OrderedTicketKey, RevisionsWithTokens, RevisionStore, RevokeScope, TokenRecord, TokenStore } from '../store.js';
+import { LISTED_TICKET_SELECT, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { SQL } from '../shared-sql.js';
 import { toStoreRevisions } from '../revisions.js';
 import type { SqliteContext } from './sqlite-context.js';
@@ -29,17 +29,27 @@ const TOKEN_PRECONDITIONS = `
  * A token whose user or application row is missing (possible only with foreign keys off) reads
  * NULL there and is no token at all, as the inner joins made it (findToken).
  */
-export const FIND_TOKEN_SQL = `SELECT t.token_hash, t.kind, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
-    t.last_used_at, t.used_at, t.revoked_at,
+const findSql = (kind: string, lastUsedAt: string, from: string): string => `SELECT t.token_hash, ${kind}, t.user_id, t.app_id, t.client_ip, t.source_ip, t.issued_at, t.expires_at,
+    ${lastUsedAt}, t.used_at, t.revoked_at,
     (SELECT u.enabled FROM users u WHERE u.user_id = t.user_id) AS user_enabled,
     (SELECT a.enabled FROM applications a WHERE a.app_id = t.app_id) AS app_enabled,
     (SELECT a.idle_timeout_seconds FROM applications a WHERE a.app_id = t.app_id) AS idle_timeout_seconds,
     EXISTS (SELECT 1 FROM user_applications g WHERE g.user_id = t.user_id AND g.app_id = t.app_id) AS granted,
     (SELECT u.login FROM users u WHERE u.user_id = t.user_id) AS login
-  FROM tokens t WHERE t.token_hash = ?`;
+  FROM ${from}`;
+export const FIND_TOKEN_SQL = findSql('t.kind', 't.last_used_at', 'tokens t WHERE t.token_hash = ?');
+/** A ticket of the tickets table (migration 17) by its whole key, in FIND_TOKEN_SQL's columns (row-mapping.ts TICKET_COLUMNS). */
+export const FIND_ORDERED_TICKET_SQL = findSql("'ticket'", 't.issued_at', 'tickets t WHERE t.issued_at = ? AND t.token_hash = ?');
 /** Housekeeping's batch of expired tokens: on this connection, or on the purge thread's (purge-thread.ts). */
 export const PURGE_EXPIRED_SQL = `DELETE FROM tokens WHERE token_hash IN
   (SELECT token_hash FROM tokens WHERE expires_at < @before ORDER BY expires_at LIMIT @limit)`;
+
+/**
+ * Housekeeping's batch of expired tickets of the tickets table, oldest first: in its key's order,
+ * which is issue order, so the batch is read from the start of the table.
+ */
+export const PURGE_EXPIRED_TICKETS_SQL = `DELETE FROM tickets WHERE (issued_at, token_hash) IN
+  (SELECT issued_at, token_hash FROM tickets WHERE expires_at < @before ORDER BY issued_at LIMIT @limit)`;
 
 /** user_enabled and app_enabled in FIND_TOKEN_SQL's row: NULL when the row they come from is missing. */
 const FIND_TOKEN_USER_ENABLED = 11;
@@ -71,6 +81,12 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     insertToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
       SELECT @tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @issuedAt
       WHERE ${TOKEN_PRECONDITIONS}`),
+    insertOrderedTicket: db.prepare(`INSERT INTO tickets (issued_at, token_hash, user_id, app_id, client_ip, source_ip, expires_at)
+      SELECT @issuedAt, @tokenHash, @userId, @appId, @clientIp, @sourceIp, @expiresAt
+      WHERE ${TOKEN_PRECONDITIONS}`),
+    findOrderedTicket: db.prepare(FIND_ORDERED_TICKET_SQL).raw(),
+    consumeOrderedTicket: db.prepare(`UPDATE tickets SET used_at = @now
+      WHERE issued_at = @issuedAt AND token_hash = @tokenHash AND used_at IS NULL AND revoked_at IS NULL AND expires_at > @now`),
     // A session's insert also records the login and may upgrade the hash, in its transaction.
     setLastLogin: db.prepare('UPDATE users SET last_login_at = @issuedAt WHERE user_id = @userId'),
     upgradePassword: db.prepare(SQL.upgradePassword.sqlite),
@@ -85,22 +101,35 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
       WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
     revokeOneLiveToken: db.prepare(`UPDATE tokens SET revoked_at = @now
       WHERE token_hash = @tokenHash AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    // The tickets table has no index but its key (migration 17): these scan the unpurged tickets.
+    revokeLiveUserTickets: db.prepare(`UPDATE tickets SET revoked_at = @now
+      WHERE user_id = @userId AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    revokeAllLiveTickets: db.prepare(`UPDATE tickets SET revoked_at = @now
+      WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
+    revokeOneLiveTicket: db.prepare(`UPDATE tickets SET revoked_at = @now
+      WHERE token_hash = @tokenHash AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
     userSessions: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.user_id = @userId AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > @now
       ORDER BY t.issued_at DESC, t.token_hash LIMIT @limit`).raw(),
     // A range on the primary key (hex digits sort below 'g'), so the lookup uses the index.
-    tokensByPrefix: db.prepare(`${LISTED_TOKEN_SELECT}
-      WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g' ORDER BY t.token_hash LIMIT @limit`).raw(),
+    tokensByPrefix: db.prepare(`SELECT * FROM (${LISTED_TOKEN_SELECT}
+      WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g'
+      UNION ALL ${LISTED_TICKET_SELECT}
+      WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g') ORDER BY token_hash LIMIT @limit`).raw(),
     deleteExpired: db.prepare('DELETE FROM tokens WHERE expires_at < ?'),
+    deleteExpiredTickets: db.prepare('DELETE FROM tickets WHERE expires_at < ?'),
     // In this order: SQLite applies this pragma when its statement is prepared (wal-sync.ts), so
     // the connection is at FULL once both are.
     syncNormal: db.prepare('PRAGMA synchronous = NORMAL'),
     syncFull: db.prepare('PRAGMA synchronous = FULL'),
     purgeExpired: db.prepare(PURGE_EXPIRED_SQL),
+    purgeExpiredTickets: db.prepare(PURGE_EXPIRED_TICKETS_SQL),
     countActive: db.prepare(COUNT_ACTIVE_SQL),
-    liveTokens: db.prepare(`${LISTED_TOKEN_SELECT}
+    liveTokens: db.prepare(`SELECT * FROM (${LISTED_TOKEN_SELECT}
       WHERE t.token_hash > @afterHash AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > @liveAt
-      ORDER BY t.token_hash LIMIT @limit`).raw(),
+      UNION ALL ${LISTED_TICKET_SELECT}
+      WHERE t.token_hash > @afterHash AND t.revoked_at IS NULL AND t.used_at IS NULL AND t.expires_at > @liveAt)
+      ORDER BY token_hash LIMIT @limit`).raw(),
     importToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at, used_at, revoked_at, origin)
       VALUES (@tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @lastUsedAt, @usedAt, @revokedAt, @origin)
       ON CONFLICT (token_hash) DO NOTHING`),
@@ -125,6 +154,23 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     return { revisions: toStoreRevisions(row[0], row[1]), tokens };
   });
 
+  const findOrderedTicketRow = (key: OrderedTicketKey): TokenRecord | null => {
+    const row = s.findOrderedTicket.get(ms(key.issuedAt), key.tokenHash) as unknown[] | undefined;
+    if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
+    return toToken(row);
+  };
+  // Both tables' revocations in one transaction: one answer, one count.
+  const revokeTx = db.transaction((scope: RevokeScope, at: number): number => {
+    if ('all' in scope) return s.revokeAllLiveTokens.run({ now: at }).changes + s.revokeAllLiveTickets.run({ now: at }).changes;
+    if ('tokenHash' in scope) {
+      const params = { tokenHash: scope.tokenHash, now: at };
+      return s.revokeOneLiveToken.run(params).changes + s.revokeOneLiveTicket.run(params).changes;
+    }
+    const params = { userId: scope.userId, now: at };
+    return s.revokeLiveUserTokens.run(params).changes + s.revokeLiveUserTickets.run(params).changes;
+  });
+  const deleteExpiredTx = db.transaction((before: number): number => s.deleteExpired.run(before).changes + s.deleteExpiredTickets.run(before).changes);
+
   const tokenParams = (token: NewToken, kind: 'session' | 'ticket', passwordHash: string | null): Row => ({
     tokenHash: token.tokenHash, kind, userId: token.userId, appId: token.appId,
     clientIp: token.clientIp, sourceIp: token.sourceIp,
@@ -146,6 +192,15 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     async insertTicket(token) {
       return writes.run(() => s.insertToken.run(tokenParams(token, 'ticket', null)).changes === 1);
     },
+    async insertOrderedTicket(token) {
+      return writes.run(() => s.insertOrderedTicket.run(tokenParams(token, 'ticket', null)).changes === 1);
+    },
+    async findOrderedTicket(key) {
+      return findOrderedTicketRow(key);
+    },
+    async consumeOrderedTicket(key, now) {
+      return writes.run(() => s.consumeOrderedTicket.run({ issuedAt: ms(key.issuedAt), tokenHash: key.tokenHash, now: ms(now) }).changes === 1);
+    },
     async findToken(tokenHash) {
       // One lookup at a time: reading a turn's lookups in one read transaction saved 2 µs of
       // system CPU per lookup in a loop, but nothing measurable per fleet check in the server.
@@ -158,12 +213,7 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
       return writes.run(() => s.consumeTicket.run({ tokenHash, now: ms(now) }).changes === 1);
     },
     async revokeTokens(scope: RevokeScope, now) {
-      const info = 'all' in scope
-        ? s.revokeAllLiveTokens.run({ now: ms(now) })
-        : 'tokenHash' in scope
-          ? s.revokeOneLiveToken.run({ tokenHash: scope.tokenHash, now: ms(now) })
-          : s.revokeLiveUserTokens.run({ userId: scope.userId, now: ms(now) });
-      return info.changes;
+      return revokeTx.immediate(scope, ms(now));
     },
     async listUserSessions(userId, now, limit) {
       return (s.userSessions.all({ userId, now: ms(now), limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toListedToken);
@@ -172,18 +222,25 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
       return (s.tokensByPrefix.all({ prefix, limit: Math.max(0, Math.trunc(limit)) }) as unknown[][]).map(toListedToken);
     },
     async deleteExpiredTokens(before) {
-      return s.deleteExpired.run(ms(before)).changes;
+      return deleteExpiredTx.immediate(ms(before));
     },
     async purgeExpiredTokens(before, limit) {
+      // The tickets table first (its expired rows are its oldest), then tokens, `limit` in all.
+      const at = ms(before);
+      const max = Math.max(0, Math.trunc(limit));
       // A file: on the purge thread (purge-thread.ts), so neither the DELETE nor the checkpoint
       // its commit may set off holds the event loop.
-      if (purgeOnThread !== null) return purgeOnThread(ms(before), Math.max(0, Math.trunc(limit)));
+      if (purgeOnThread !== null) {
+        const tickets = await purgeOnThread(at, max, 'tickets');
+        return tickets >= max ? tickets : tickets + await purgeOnThread(at, max - tickets, 'tokens');
+      }
       // Committed without the fsync of synchronous = FULL: a purge lost to a power cut only
       // leaves rows the next run deletes, and the sync held the event loop ~3 ms per batch on
       // 10M tokens (bench/README.md). The next FULL commit (a token) syncs these frames too.
       s.syncNormal.run();
       try {
-        return s.purgeExpired.run({ before: ms(before), limit: Math.max(0, Math.trunc(limit)) }).changes;
+        const tickets = s.purgeExpiredTickets.run({ before: at, limit: max }).changes;
+        return tickets >= max ? tickets : tickets + s.purgeExpired.run({ before: at, limit: max - tickets }).changes;
       } finally {
         s.syncFull.run();
       }
