@@ -7,6 +7,7 @@ import { createSecureContext } from 'node:tls';
 import type { Config } from '../config/config.js';
 import { buildApp } from '../http/app.js';
 import { createAuthService } from '../domain/create-auth-service.js';
+import { newTicketKey, TICKET_KEY_SECRET } from '../domain/ordered-ticket.js';
 import { createPasswordHasher } from '../domain/composite-password-hasher.js';
 import { createBoundedHasher } from '../domain/bounded-hasher.js';
 import type { LegacyMirror } from '../compat/shadow.js';
@@ -239,8 +240,12 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
     tokenPassthrough = legacyWiring?.startTokenPassthrough({ config, logger, metrics: ops.metrics, store, events: ops.events, ...(legacyCa !== undefined && { ca: legacyCa }) }) ?? null;
     const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
+    // One ticket key for every process and instance on the database (ordered-ticket.ts; made by
+    // migration 17, so only read here), loaded whether or not this one issues ordered tickets: it
+    // redeems the others'.
+    const ticketKey = await store.installationSecret(TICKET_KEY_SECRET, newTicketKey());
     const service = createAuthService({
-      store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, events: ops.events,
+      store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, orderedTickets: config.performance.orderedTickets, ticketKey, events: ops.events,
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
@@ -280,7 +285,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // (src/store/dry-run-store.ts), without brute-force counters, lazy migration, token
     // passthrough (its GetUserLoginURL relay issues a ticket in the old service) or events.
     const frontService = config.legacy.mode === 'front' ? createAuthService({
-      store: (await import('../store/dry-run-store.js')).dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds,
+      store: (await import('../store/dry-run-store.js')).dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds, orderedTickets: config.performance.orderedTickets, ticketKey,
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     }) : undefined;

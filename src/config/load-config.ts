@@ -98,6 +98,8 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     shadowByteCompare: bool('performance.shadowByteCompare', 'SVCAPI_SHADOW_BYTE_COMPARE', true),
     shadowBatching: bool('performance.shadowBatching', 'SVCAPI_SHADOW_BATCHING', true),
     groupCommit: bool('performance.groupCommit', 'SVCAPI_GROUP_COMMIT', true),
+    // GetUserLoginURL's tickets carry their issue time and are appended to a table in that order (domain/ordered-ticket.ts).
+    orderedTickets: bool('performance.orderedTickets', 'SVCAPI_ORDERED_TICKETS', true),
     // SQLite: group commits and audit appends commit at NORMAL and wait for the WAL's fsync on a
     // pool thread, not on the event loop (store/sqlite/wal-sync.ts); false: FULL inside COMMIT.
     sqliteAsyncSync: bool('performance.sqliteAsyncSync', 'SVCAPI_SQLITE_ASYNC_SYNC', true),

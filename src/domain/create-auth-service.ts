@@ -1,5 +1,5 @@
 import type { AuthService, CallerContext, NewsItem, TokenCheck, TokenCheckOptions, WhatsNewInput } from './auth-service.js';
-import type { Store, TokenRecord } from '../store/store.js';
+import type { OrderedTicketKey, Store, TokenRecord } from '../store/store.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { systemClock, type Clock } from './clock.js';
 import { cryptoRandomSource, type RandomSource } from './random-source.js';
@@ -10,6 +10,7 @@ import { createNewsCache, NO_NEWS } from './news-cache.js';
 import { createRevisionGate } from './revision-gate.js';
 import { createAccessCache } from './access-cache.js';
 import { compileLoginUrls } from './login-url.js';
+import { newTicketKey, orderedTicketIssuedAt, orderedTicketText, ticketSeal } from './ordered-ticket.js';
 import { DEFAULT_TOKEN_FORM, type TokenForm } from './token-form.js';
 import { DEFAULT_COMPAT_PROFILE, type LoginUrlProfile } from '../contract/compat-profile.js';
 import { createLegacyMigration } from './legacy-migration.js';
@@ -35,6 +36,18 @@ export interface AuthServiceDeps {
   readonly loginUrl?: LoginUrlProfile;
   /** Lifetime of a GetUserLoginURL ticket (config `tickets.ttlSeconds`); default 120. */
   readonly ticketTtlSeconds?: number;
+  /**
+   * Tickets carry their issue time and are kept in issue order (ordered-ticket.ts; config
+   * `performance.orderedTickets`); default true. false: random tickets in the tokens table.
+   * Either way both kinds are redeemed.
+   */
+  readonly orderedTickets?: boolean;
+  /**
+   * The installation's ticket key (Store.installationSecret TICKET_KEY_SECRET, made by migration
+   * 17; ordered-ticket.ts): every service on one database must have the same to redeem the others'
+   * tickets. Default: a new key for this service alone.
+   */
+  readonly ticketKey?: string;
   /**
    * The old service, for lazy migration (config `legacy.url`; legacy-migration.ts), behind the
    * guard that decides what counts as its yes (legacy-guard.ts); none by default.
@@ -89,6 +102,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const clock = deps.clock ?? systemClock;
   const random = deps.random ?? cryptoRandomSource;
   const ticketTtlMs = (deps.ticketTtlSeconds ?? 120) * 1000;
+  const orderedTickets = deps.orderedTickets ?? true;
+  const seal = ticketSeal(deps.ticketKey ?? newTicketKey());
   const tokenForm = deps.tokenForm ?? DEFAULT_TOKEN_FORM;
   const loginUrls = compileLoginUrls(deps.loginUrl ?? DEFAULT_COMPAT_PROFILE.loginUrl);
   /** A new token or ticket in the profile's form, and the hash the store keeps for it. */
@@ -98,6 +113,20 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     // Every form we write must read back, or the client's token would never validate.
     if (canonical === null) throw new Error('a token of the configured form does not read back');
     return { text, hash: hashToken(canonical) };
+  };
+  /** A new ticket issued at `issuedAt`: in issue order (ordered-ticket.ts) or random, and its hash. */
+  const issueTicket = (issuedAt: Date): { text: string; hash: string } => {
+    if (!orderedTickets) return issue();
+    const text = orderedTicketText(random, tokenForm, issuedAt.getTime(), seal);
+    const canonical = canonicalToken(text);
+    // Every ticket we write must be found again from its text, or the client's ticket would never redeem.
+    if (canonical === null || orderedTicketIssuedAt(canonical, issuedAt.getTime(), seal) !== issuedAt.getTime()) throw new Error('a ticket of the configured form does not read back');
+    return { text, hash: hashToken(canonical) };
+  };
+  /** Where an ordered ticket would be, when the text carries a plausible issue time (ordered-ticket.ts); else null. */
+  const orderedTicketKey = (canonical: string, tokenHash: string): OrderedTicketKey | null => {
+    const issuedAt = orderedTicketIssuedAt(canonical, clock.now().getTime(), seal);
+    return issuedAt === null ? null : { issuedAt: new Date(issuedAt), tokenHash };
   };
   const maxNews = deps.maxNews ?? MAX_NEWS;
   const legacy = deps.legacy === undefined ? null : createLegacyMigration({ store, hasher, legacy: deps.legacy, clock });
@@ -120,7 +149,12 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     if (canonical === null) return { valid: false, unknown: true };
     const tokenHash = hashToken(canonical);
     const record = await access.findToken(tokenHash);
-    if (record === null || record.kind !== 'session') return { valid: false, unknown: record === null };
+    if (record === null) {
+      // A ticket of the tickets table is known here, no session, and never the old service's to judge.
+      const key = orderedTicketKey(canonical, tokenHash);
+      return { valid: false, unknown: key === null || (await store.findOrderedTicket(key)) === null };
+    }
+    if (record.kind !== 'session') return { valid: false, unknown: false };
     const now = clock.now();
     const verdict = evaluateToken(record, now);
     if (!verdict.valid) return { valid: false, unknown: false };
@@ -150,23 +184,34 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       };
       if (canonical === null) return unknown();
       const tokenHash = hashToken(canonical);
+      /** Redeems a ticket that `consume` marks used: true for exactly one caller. */
+      const redeem = async (record: TokenRecord, consume: (now: Date) => Promise<boolean>): Promise<TokenCheck> => {
+        const now = clock.now();
+        const verdict = evaluateToken(record, now);
+        if (!verdict.valid) return invalid('ticket');
+        // Single use: only the caller whose conditional update wins gets true.
+        if (!(await consume(now))) return invalid('ticket');
+        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, login: record.login, tokenFp: tokenFingerprint(tokenHash) });
+        events.tokenValidated({ valid: true, kind: 'ticket', ctx });
+        return options?.owner === true ? withOwner(verdict, record) : verdict;
+      };
       // The owner needs the row; a plain check may be answered by the session memory (access-cache.ts).
       const record = options?.owner === true ? await access.findToken(tokenHash) : await access.checkToken(tokenHash);
       if (typeof record === 'number') {
         events.tokenValidated({ valid: true, kind: 'session', ctx });
         return { valid: true, expiresAt: new Date(record) };
       }
-      if (record === null) return unknown();
+      if (record === null) {
+        // Not in the tokens table: a ticket in issue order is found by the key its text opens to
+        // (ordered-ticket.ts). Asked only here, so a session's check never opens its text.
+        const key = orderedTicketKey(canonical, tokenHash);
+        const ticket = key === null ? null : await store.findOrderedTicket(key);
+        return ticket === null || key === null ? unknown() : redeem(ticket, (now) => store.consumeOrderedTicket(key, now));
+      }
+      if (record.kind === 'ticket') return redeem(record, (now) => store.consumeTicket(tokenHash, now));
       const now = clock.now();
       const verdict = evaluateToken(record, now);
-      if (!verdict.valid) return invalid(record.kind);
-      if (record.kind === 'ticket') {
-        // Single use: only the caller whose conditional update wins gets true.
-        if (!(await store.consumeTicket(tokenHash, now))) return invalid('ticket');
-        events.ticketUsed({ userId: record.userId, appId: record.appId, ctx, login: record.login, tokenFp: tokenFingerprint(tokenHash) });
-        events.tokenValidated({ valid: true, kind: 'ticket', ctx });
-        return options?.owner === true ? withOwner(verdict, record) : verdict;
-      }
+      if (!verdict.valid) return invalid('session');
       if (record.idleTimeoutSeconds !== null) await store.touchToken(tokenHash, now);
       events.tokenValidated({ valid: true, kind: 'session', ctx });
       return options?.owner === true ? withOwner(verdict, record) : verdict;
@@ -206,11 +251,11 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       let ticket: string | null = null;
       // A ticket is a credential: issued only when the URL carries it.
       if (url.needsTicket) {
-        const issued = issue();
         const issuedAt = clock.now();
+        const issued = issueTicket(issuedAt);
         // The insert itself checks the user is enabled and granted this application (and the
         // application enabled), in the same statement: no separate read of the user.
-        const stored = await store.insertTicket({
+        const ticketRow = {
           tokenHash: issued.hash,
           userId,
           appId: app.appId,
@@ -218,7 +263,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
           sourceIp: ctx.sourceIp === '' ? null : ctx.sourceIp,
           issuedAt,
           expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
-        });
+        };
+        const stored = await (orderedTickets ? store.insertOrderedTicket(ticketRow) : store.insertTicket(ticketRow));
         if (!stored) return none;
         events.ticketIssued({ userId, appId: app.appId, ctx, login, tokenFp: tokenFingerprint(issued.hash) });
         ticket = issued.text;

@@ -106,7 +106,7 @@ describe('config file', () => {
       audit: { retentionDays: 30 },
       tls: { certFile: '/etc/svcapi-auth/cert.pem', keyFile: '/etc/svcapi-auth/key.pem' },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
-      performance: { tokenCacheEntries: 50_000, sessionMemoryEntries: 1_500_000, tokenReadWithRevisions: true, newsCacheEntries: 1000, shapeMemo: true, tableMemo: true, shadowPipelining: true, shadowByteCompare: true, shadowBatching: true, groupCommit: true, sqliteAsyncSync: true, sqliteCheckpointThread: true, sqliteMmapMiB: 0, sqliteCheckInBackground: true, workersFirst: true, workersStaggered: true, pgGenericTokenPlans: true, keepTickShape: true },
+      performance: { tokenCacheEntries: 50_000, sessionMemoryEntries: 1_500_000, tokenReadWithRevisions: true, newsCacheEntries: 1000, shapeMemo: true, tableMemo: true, shadowPipelining: true, shadowByteCompare: true, shadowBatching: true, groupCommit: true, orderedTickets: true, sqliteAsyncSync: true, sqliteCheckpointThread: true, sqliteMmapMiB: 0, sqliteCheckInBackground: true, workersFirst: true, workersStaggered: true, pgGenericTokenPlans: true, keepTickShape: true },
       bruteForce: { enabled: true, windowMs: 600000, maxDelayMs: 300000, pair: { maxAttempts: 4, baseDelayMs: 10000 }, login: { maxAttempts: 50 }, source: { maxFailures: 20 }, knownSourceDays: 7 },
     });
   });

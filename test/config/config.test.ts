@@ -30,7 +30,7 @@ describe('loadConfig', () => {
       audit: { retentionDays: 90 },
       tls: { certFile: null, keyFile: null },
       compat: { file: null, profile: DEFAULT_COMPAT_PROFILE },
-      performance: { tokenCacheEntries: 50_000, sessionMemoryEntries: 1_500_000, tokenReadWithRevisions: true, newsCacheEntries: 1000, shapeMemo: true, tableMemo: true, shadowPipelining: true, shadowByteCompare: true, shadowBatching: true, groupCommit: true, sqliteAsyncSync: true, sqliteCheckpointThread: true, sqliteMmapMiB: 0, sqliteCheckInBackground: true, workersFirst: true, workersStaggered: true, pgGenericTokenPlans: true, keepTickShape: true },
+      performance: { tokenCacheEntries: 50_000, sessionMemoryEntries: 1_500_000, tokenReadWithRevisions: true, newsCacheEntries: 1000, shapeMemo: true, tableMemo: true, shadowPipelining: true, shadowByteCompare: true, shadowBatching: true, groupCommit: true, orderedTickets: true, sqliteAsyncSync: true, sqliteCheckpointThread: true, sqliteMmapMiB: 0, sqliteCheckInBackground: true, workersFirst: true, workersStaggered: true, pgGenericTokenPlans: true, keepTickShape: true },
       bruteForce: {
         enabled: true, windowMs: 900000, maxDelayMs: 900000, pair: { maxAttempts: 5, baseDelayMs: 30000 },
         login: { maxAttempts: 100 }, source: { maxFailures: 50 }, knownSourceDays: 30,

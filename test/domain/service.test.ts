@@ -8,6 +8,7 @@ import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import type { AuthService, ValidateUserInput } from '../../src/domain/auth-service.js';
 import type { IssueEvent } from '../../src/domain/auth-events.js';
 import { canonicalToken, hashToken } from '../../src/domain/tokens.js';
+import { newTicketKey, orderedTicketIssuedAt, ticketSeal } from '../../src/domain/ordered-ticket.js';
 import { parseTokenFormName } from '../../src/compat-profile-file.js';
 import { openStore } from '../../src/store/open-store.js';
 import type { Store } from '../../src/store/store.js';
@@ -16,6 +17,7 @@ import { counterRandom, ctx, fakeClock, fakeHasher, HOUR, MINUTE, SECOND, type F
 const GUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const PORTAL = 5;
 const PORTAL_URL = 'https://portal.example/sso?src=auth#top';
+const TICKET_KEY = newTicketKey();
 
 interface World {
   store: Store;
@@ -35,7 +37,7 @@ async function must<T>(result: Promise<{ ok: true; value: T } | { ok: false; mes
  * GPS (2, no IP needed, 24 h tokens) and Portal (5, IP required, 8 h tokens, 30 min idle timeout,
  * login URL, default language pt-BR); alice may use both, bob only GPS; password "pw" for all.
  */
-async function makeWorld(options: Pick<AuthServiceDeps, 'ticketTtlSeconds' | 'tokenForm' | 'loginUrl'> = {}): Promise<World> {
+async function makeWorld(options: Pick<AuthServiceDeps, 'ticketTtlSeconds' | 'tokenForm' | 'loginUrl' | 'orderedTickets' | 'legacyTokens' | 'ticketKey'> = {}): Promise<World> {
   const store = await openStore('sqlite::memory:');
   const clock = fakeClock();
   const hasher = fakeHasher();
@@ -299,6 +301,82 @@ describe('auth service', () => {
       expect(await isValid(w, token)).toBe(true);
     });
 
+    it('seals a ticket\'s issue time in it under the ticket key, and finds it from its text alone (ordered-ticket.ts)', async () => {
+      const sealed = await makeWorld({ ticketKey: TICKET_KEY });
+      try {
+        const token = await login(sealed, gps('Alice', 'pw'));
+        const first = await ticketOf(await sealed.service.getUserLoginUrl(token, PORTAL, ctx));
+        const second = await ticketOf(await sealed.service.getUserLoginUrl(token, PORTAL, ctx)); // the same millisecond
+        const now = sealed.clock.now().getTime();
+        for (const ticket of [first, second]) {
+          expect(ticket).toMatch(GUID);
+          expect(orderedTicketIssuedAt(ticket, now, ticketSeal(TICKET_KEY))).toBe(now);
+          expect(orderedTicketIssuedAt(ticket, now, ticketSeal(newTicketKey()))).toBeNull();
+        }
+        expect(first.slice(0, 8)).not.toBe(second.slice(0, 8));
+        // Kept in the tickets table under (issue time, hash), not in the tokens table.
+        const hash = hashToken(first);
+        expect(await sealed.store.findToken(hash)).toBeNull();
+        expect(await sealed.store.findOrderedTicket({ issuedAt: sealed.clock.now(), tokenHash: hash })).toMatchObject({ kind: 'ticket', usedAt: null });
+        // Redeemed later, from the text: the key is read off it, not off the clock.
+        sealed.clock.advance(90 * SECOND);
+        expect(await isValid(sealed, first.toUpperCase())).toBe(true);
+        expect(await isValid(sealed, first)).toBe(false);
+        expect(await isValid(sealed, second)).toBe(true);
+      } finally {
+        await sealed.store.close();
+      }
+    });
+
+    it('with performance.orderedTickets off, issues random tickets kept in the tokens table; services with one ticket key redeem either kind', async () => {
+      const random = await makeWorld({ orderedTickets: false, ticketKey: TICKET_KEY });
+      try {
+        const token = await login(random, gps('Alice', 'pw'));
+        const ticket = await ticketOf(await random.service.getUserLoginUrl(token, PORTAL, ctx));
+        expect(ticket).toMatch(GUID);
+        expect(await random.store.findToken(hashToken(ticket))).toMatchObject({ kind: 'ticket' });
+        // A service that issues ordered tickets over the same store redeems it, and the other way round.
+        const ordered = createAuthService({ store: random.store, hasher: random.hasher, clock: random.clock, random: counterRandom(), ticketKey: TICKET_KEY });
+        const orderedTicket = await ticketOf(await ordered.getUserLoginUrl(token, PORTAL, ctx));
+        expect(await random.store.findToken(hashToken(orderedTicket))).toBeNull();
+        expect(await ordered.validateUserToken(ticket, ctx)).toMatchObject({ valid: true });
+        expect(await random.service.validateUserToken(orderedTicket, ctx)).toMatchObject({ valid: true });
+        expect(await ordered.validateUserToken(orderedTicket, ctx)).toEqual({ valid: false });
+        // Under another key, an ordered ticket is a text nobody issued.
+        const elsewhere = createAuthService({ store: random.store, hasher: random.hasher, clock: random.clock, random: counterRandom() });
+        const third = await ticketOf(await ordered.getUserLoginUrl(token, PORTAL, ctx));
+        expect(await elsewhere.validateUserToken(third, ctx)).toEqual({ valid: false });
+        expect(await ordered.validateUserToken(third, ctx)).toMatchObject({ valid: true });
+      } finally {
+        await random.store.close();
+      }
+    });
+
+    it('never asks the old service about a ticket of ours, nor takes it for a session (token passthrough on)', async () => {
+      const asked: string[] = [];
+      const legacyTokens = {
+        check: async (t: string) => { asked.push(`check ${t}`); return { valid: true, expiresAt: new Date(8.64e15) } as const; },
+        loginUrl: async (t: string) => { asked.push(`loginUrl ${t}`); return 'https://old.example/login'; },
+        status: () => { throw new Error('not asked'); },
+      };
+      const other = await makeWorld({ legacyTokens });
+      try {
+        const token = await login(other, gps('Alice', 'pw'));
+        const ticket = await ticketOf(await other.service.getUserLoginUrl(token, PORTAL, ctx));
+        expect(await other.service.getUserLoginUrl(ticket, PORTAL, ctx)).toBe('');
+        expect(await other.service.whatsNew({ appId: PORTAL, appToken: ticket, language: null, appVersion: null, qtyNews: 10 }, ctx)).toEqual([]);
+        expect(asked).toEqual([]);
+        expect(await isValid(other, ticket)).toBe(true);
+        expect(await isValid(other, ticket)).toBe(false); // used: still ours, still not asked
+        expect(asked).toEqual([]);
+        // A text the store does not know is the old service's to judge.
+        expect(await isValid(other, '3f2504e0-4f89-11d3-9a0c-0305e82c3301')).toBe(true);
+        expect(asked).toEqual(['check 3f2504e0-4f89-11d3-9a0c-0305e82c3301']);
+      } finally {
+        await other.store.close();
+      }
+    });
+
     it('lets the ticket expire after 120 s by default', async () => {
       const token = await login(w, gps('Alice', 'pw'));
       const ticket = await ticketOf(await w.service.getUserLoginUrl(token, PORTAL, ctx));
@@ -386,7 +464,7 @@ describe('auth service', () => {
 
   describe('the compatibility profile', () => {
     it('writes tokens and tickets in its form; the store keeps the hash of the canonical text, so any case validates', async () => {
-      const other = await makeWorld({ tokenForm: parseTokenFormName('HEX40') ?? undefined });
+      const other = await makeWorld({ tokenForm: parseTokenFormName('HEX40') ?? undefined, ticketKey: TICKET_KEY });
       try {
         const token = await login(other, gps('Alice', 'pw'));
         expect(token).toMatch(/^[0-9A-F]{40}$/);
@@ -394,7 +472,10 @@ describe('auth service', () => {
         for (const spelling of [token, token.toLowerCase()]) expect(await isValid(other, spelling)).toBe(true);
         const url = await other.service.getUserLoginUrl(token.toLowerCase(), PORTAL, ctx);
         const ticket = /ticket=([0-9A-F]{40})#top$/.exec(url)?.[1] ?? '';
-        expect(await other.store.findToken(hashToken(canonicalToken(ticket) ?? ''))).toMatchObject({ kind: 'ticket' });
+        // It opens to its issue time: the key of the tickets table, with the hash (ordered-ticket.ts).
+        const issuedAt = new Date(orderedTicketIssuedAt(canonicalToken(ticket) ?? '', other.clock.now().getTime(), ticketSeal(TICKET_KEY)) ?? 0);
+        expect(issuedAt).toEqual(other.clock.now());
+        expect(await other.store.findOrderedTicket({ issuedAt, tokenHash: hashToken(canonicalToken(ticket) ?? '') })).toMatchObject({ kind: 'ticket', issuedAt });
         expect(await isValid(other, ticket.toLowerCase())).toBe(true);
       } finally {
         await other.store.close();

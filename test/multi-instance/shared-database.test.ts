@@ -79,6 +79,12 @@ describe.skipIf(pgAdmin === null)('two instances on one PostgreSQL database', ()
     const attempts = await Promise.all(Array.from({ length: 20 }, (_, i) =>
       soapResult(i % 2 === 0 ? a.origin : b.origin, 'ValidateUserToken', { token: ticket ?? '' })));
     expect(attempts.filter((r) => r === true)).toHaveLength(1);
+    // Each instance opens the other's tickets: one ticket key for the database (ordered-ticket.ts).
+    for (const [issuer, redeemer] of [[a, b], [b, a]] as const) {
+      const url = await soapResult(issuer.origin, 'GetUserLoginURL', { token: String(token), AppID: 2 });
+      const other = new URL(String(url)).searchParams.get('ticket') ?? '';
+      expect([await soapResult(redeemer.origin, 'ValidateUserToken', { token: other }), await soapResult(issuer.origin, 'ValidateUserToken', { token: other })]).toEqual([true, false]);
+    }
 
     // Both keep the token's row in memory, yet a revocation through the CLI, another
     // process, holds on the very next request to either.

@@ -282,6 +282,18 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
       describe('tickets in issue order (the tickets table, migration 17)', () => {
         const key = (t: NewToken): OrderedTicketKey => ({ issuedAt: t.issuedAt, tokenHash: t.tokenHash });
 
+        it('come with the installation\'s ticket key, made by the migration: 256 or 244 random bits in hex, one per database', async () => {
+          const key = await store.installationSecret('ticket-key', 'not-this-one');
+          expect(key).toMatch(/^[0-9a-f]{64}$/);
+          expect(await store.installationSecret('ticket-key', 'nor-this-one')).toBe(key);
+          const other = await makeStore();
+          try {
+            expect(await other.installationSecret('ticket-key', 'not-this-one')).not.toBe(key);
+          } finally {
+            await other.close();
+          }
+        });
+
         it('stores them under the same conditions as a ticket, found by their whole key only', async () => {
           await store.insertApplication(app(7));
           await store.insertApplication(app(8, { enabled: false }));

@@ -19,7 +19,14 @@ import type { StoreMigration } from './store-migrations.js';
  * redemption reads this row every time.
  *
  * Tickets issued before this migration, tickets imported from an export, and tickets issued
- * with `tickets.issueOrder` off stay in `tokens` (kind 'ticket') and are redeemed there as before.
+ * with `performance.orderedTickets` off stay in `tokens` (kind 'ticket') and are redeemed there
+ * as before.
+ *
+ * The ticket key (installation_secrets 'ticket-key', src/domain/ordered-ticket.ts) is made here,
+ * with the table, from the database's own CSPRNG (SQLite's randomblob, seeded from the operating
+ * system; PostgreSQL's gen_random_uuid, pg_strong_random: two of them, 244 random bits), so that
+ * every instance finds the same one and a database that has turned read-only since its migration
+ * still starts (Store.installationSecret then only reads). The AES key is derived from it.
  */
 export const orderedTickets: StoreMigration = {
   version: 17,
@@ -37,5 +44,8 @@ CREATE TABLE tickets (
   revoked_at ${d.time},
   PRIMARY KEY (issued_at, token_hash)
 )${d.withoutRowid};
+INSERT INTO installation_secrets (name, secret, created_at)
+  VALUES ('ticket-key', ${d.name === 'sqlite' ? 'lower(hex(randomblob(32)))' : "replace(gen_random_uuid()::text || gen_random_uuid()::text, '-', '')"}, ${d.nowSeconds})
+  ON CONFLICT (name) DO NOTHING;
 `,
 };
