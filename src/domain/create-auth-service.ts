@@ -114,13 +114,18 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     if (canonical === null) throw new Error('a token of the configured form does not read back');
     return { text, hash: hashToken(canonical) };
   };
+  // Every ticket we write must open to its issue time again, or the client's ticket would never
+  // redeem. That depends only on the form and the key: checked once, here, not per ticket.
+  const probeAt = clock.now().getTime();
+  if (orderedTicketIssuedAt(canonicalToken(orderedTicketText(random, tokenForm, probeAt, seal)) ?? '', probeAt, seal) !== probeAt) {
+    throw new Error('a ticket of the configured form does not read back');
+  }
   /** A new ticket issued at `issuedAt`: in issue order (ordered-ticket.ts) or random, and its hash. */
   const issueTicket = (issuedAt: Date): { text: string; hash: string } => {
     if (!orderedTickets) return issue();
     const text = orderedTicketText(random, tokenForm, issuedAt.getTime(), seal);
     const canonical = canonicalToken(text);
-    // Every ticket we write must be found again from its text, or the client's ticket would never redeem.
-    if (canonical === null || orderedTicketIssuedAt(canonical, issuedAt.getTime(), seal) !== issuedAt.getTime()) throw new Error('a ticket of the configured form does not read back');
+    if (canonical === null) throw new Error('a ticket of the configured form does not read back');
     return { text, hash: hashToken(canonical) };
   };
   /** Where an ordered ticket would be, when the text carries a plausible issue time (ordered-ticket.ts); else null. */
