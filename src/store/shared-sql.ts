@@ -63,6 +63,9 @@ export const SQL = {
     VALUES (@appId, @name, @enabled, @requireIp, @loginUrl, @tokenLifetimeSeconds, @idleTimeoutSeconds, @defaultLanguage, @createdAt, @trustedCallers)
     ON CONFLICT (app_id) DO NOTHING RETURNING ${APP_COLUMNS}`),
   revokeAppTokens: sharedSql('UPDATE tokens SET revoked_at = @now WHERE app_id = @appId AND revoked_at IS NULL'),
+  // Each revocation of tokens has its twin for the tickets table (migration 17), run right after
+  // it in the same transaction: a ticket is revoked with the tokens it was issued beside.
+  revokeAppTickets: sharedSql('UPDATE tickets SET revoked_at = @now WHERE app_id = @appId AND revoked_at IS NULL'),
   userByKey: sharedSql((d) => `SELECT ${userColumns(d)} FROM users u WHERE u.login_key = @loginKey`),
   userById: sharedSql((d) => `SELECT ${userColumns(d)} FROM users u WHERE u.user_id = @userId`),
   listUsers: sharedSql((d) => `SELECT ${userColumns(d)} FROM users u
@@ -79,6 +82,8 @@ export const SQL = {
   setUserEnabled: sharedSql('UPDATE users SET enabled = @enabled WHERE user_id = @userId'),
   revokeUserTokens: sharedSql('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND revoked_at IS NULL'),
   revokeUserAppTokens: sharedSql('UPDATE tokens SET revoked_at = @now WHERE user_id = @userId AND app_id = @appId AND revoked_at IS NULL'),
+  revokeUserTickets: sharedSql('UPDATE tickets SET revoked_at = @now WHERE user_id = @userId AND revoked_at IS NULL'),
+  revokeUserAppTickets: sharedSql('UPDATE tickets SET revoked_at = @now WHERE user_id = @userId AND app_id = @appId AND revoked_at IS NULL'),
   // Lazy migration from the legacy service, and the migration report.
   upgradeLegacyPassword: sharedSql('UPDATE users SET password_hash = @newHash WHERE login_key = @loginKey AND password_hash = @expectedHash RETURNING user_id'),
   markLegacyMigrated: sharedSql(`INSERT INTO legacy_migrations (user_id, migrated_at) VALUES (@userId, @now)

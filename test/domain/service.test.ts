@@ -396,6 +396,18 @@ describe('auth service', () => {
       }
     });
 
+    it('dies with a password change, and stays dead when the user is disabled and enabled again', async () => {
+      const token = await login(w, gps('Alice', 'pw'));
+      const first = await ticketOf(await w.service.getUserLoginUrl(token, PORTAL, ctx));
+      await must(w.admin.changePassword('alice', 'new-pw'));
+      expect(await isValid(w, first)).toBe(false);
+      const fresh = await login(w, gps('Alice', 'new-pw'));
+      const second = await ticketOf(await w.service.getUserLoginUrl(fresh, PORTAL, ctx));
+      await must(w.admin.setUserEnabled('alice', false));
+      await must(w.admin.setUserEnabled('alice', true));
+      expect(await isValid(w, second)).toBe(false);
+    });
+
     it('dies with its user: disabling the user revokes an unused ticket', async () => {
       const token = await login(w, gps('Alice', 'pw'));
       const ticket = await ticketOf(await w.service.getUserLoginUrl(token, PORTAL, ctx));

@@ -380,6 +380,31 @@ export function describeStoreContract(name: string, makeStore: () => Promise<Sto
 
         });
 
+        it('are revoked with their user\'s and application\'s tokens, and stay revoked when what ended them is undone', async () => {
+          await store.insertApplication(app(7));
+          const alice = await addUser('alice', [2, 7]);
+          const bob = await addUser('bob', [2, 7]);
+          const live = (): Promise<boolean[]> => Promise.all(tickets.map(async (t) => (await store.findOrderedTicket(key(t)))?.revokedAt === null));
+          const tickets = [token(alice, 2), token(alice, 7), token(bob, 2), token(bob, 7)].map((t, i) => ({ ...t, issuedAt: at(i) }));
+          for (const t of tickets) expect(await store.insertOrderedTicket(t)).toBe(true);
+
+          await store.setPasswordHash(alice.userId, 'new-hash', at(10));
+          expect(await live()).toEqual([false, false, true, true]);
+          expect(await store.revokeApplication(bob.userId, 7, at(20))).toBe(true);
+          expect(await store.grantApplication(bob.userId, 7, at(21))).toBe(true);
+          expect(await live()).toEqual([false, false, true, false]);
+          await store.updateApplication(2, { enabled: false }, at(30));
+          await store.updateApplication(2, { enabled: true }, at(31));
+          expect(await live()).toEqual([false, false, false, false]);
+
+          const more = token(bob, 7, { issuedAt: at(40) });
+          expect(await store.insertOrderedTicket(more)).toBe(true);
+          await store.setUserEnabled(bob.userId, false, at(50));
+          await store.setUserEnabled(bob.userId, true, at(51));
+          expect((await store.findOrderedTicket(key(more)))?.revokedAt).toEqual(at(50));
+          expect(await store.consumeOrderedTicket(key(more), at(52))).toBe(false);
+        });
+
         it('are purged with the tokens once expired, used or not, the limit counting both tables, live ones kept', async () => {
           const alice = await addUser('alice');
           const expired = Array.from({ length: 3 }, (_, i) => token(alice, 2, { issuedAt: at(i), expiresAt: at(1000 + i) }));

@@ -68,7 +68,10 @@ export function postgresAccounts(ctx: PostgresContext): AccountStore {
       return tx(async (c) => {
         const row = (await c.query<Row>(`UPDATE applications SET ${sets.join(', ')} WHERE app_id = $1 RETURNING ${APP_COLUMNS}`, values)).rows[0];
         if (row === undefined) return null;
-        if (patch.enabled === false) await runOn(c, SQL.revokeAppTokens, { appId, now });
+        if (patch.enabled === false) {
+          await runOn(c, SQL.revokeAppTokens, { appId, now });
+          await runOn(c, SQL.revokeAppTickets, { appId, now });
+        }
         return toApplication(row);
       });
     },
@@ -91,6 +94,7 @@ export function postgresAccounts(ctx: PostgresContext): AccountStore {
       await tx(async (c) => {
         await runOn(c, SQL.setPassword, { userId, passwordHash, now });
         await runOn(c, SQL.revokeUserTokens, { userId, now });
+        await runOn(c, SQL.revokeUserTickets, { userId, now });
       });
     },
     async upgradePasswordHash(userId, expectedHash, newHash) {
@@ -100,7 +104,10 @@ export function postgresAccounts(ctx: PostgresContext): AccountStore {
     async setUserEnabled(userId, enabled, now) {
       await tx(async (c) => {
         await runOn(c, SQL.setUserEnabled, { userId, enabled });
-        if (!enabled) await runOn(c, SQL.revokeUserTokens, { userId, now });
+        if (!enabled) {
+          await runOn(c, SQL.revokeUserTokens, { userId, now });
+          await runOn(c, SQL.revokeUserTickets, { userId, now });
+        }
       });
     },
     async grantApplication(userId, appId, now) {
@@ -112,6 +119,7 @@ export function postgresAccounts(ctx: PostgresContext): AccountStore {
         const deleted = await runOn(c, SQL.deleteGrant, { userId, appId });
         if (deleted.rowCount !== 1) return false;
         await runOn(c, SQL.revokeUserAppTokens, { userId, appId, now });
+        await runOn(c, SQL.revokeUserAppTickets, { userId, appId, now });
         return true;
       });
     },

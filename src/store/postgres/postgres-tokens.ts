@@ -187,7 +187,8 @@ export function postgresTokens(ctx: PostgresContext, options: Pick<PostgresStore
         ORDER BY t.issued_at DESC, t.token_hash LIMIT $3`, [userId, now, Math.max(0, Math.trunc(limit))])).map(toListedToken);
     },
     async findTokensByFingerprint(prefix, limit) {
-      // A range on the "C"-collated primary key (hex digits sort below 'g'): an index scan.
+      // A range on the "C"-collated primary key (hex digits sort below 'g'): an index scan of the
+      // tokens; the tickets table, keyed in issue order, is scanned (migration 17).
       return (await readArrays(null, `SELECT * FROM (${LISTED_TOKEN_SELECT}
         WHERE t.token_hash >= $1 AND t.token_hash < $1 || 'g'
         UNION ALL ${LISTED_TICKET_SELECT}

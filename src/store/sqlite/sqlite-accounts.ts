@@ -28,6 +28,7 @@ export function sqliteAccounts({ db }: SqliteContext): AccountStore {
         trusted_callers        = CASE WHEN @setTrustedCallers THEN @trustedCallers ELSE trusted_callers END
       WHERE app_id = @appId`),
     revokeAppTokens: db.prepare(SQL.revokeAppTokens.sqlite),
+    revokeAppTickets: db.prepare(SQL.revokeAppTickets.sqlite),
 
     userByKey: db.prepare(SQL.userByKey.sqlite),
     userById: db.prepare(SQL.userById.sqlite),
@@ -40,6 +41,8 @@ export function sqliteAccounts({ db }: SqliteContext): AccountStore {
     setUserEnabled: db.prepare(SQL.setUserEnabled.sqlite),
     revokeUserTokens: db.prepare(SQL.revokeUserTokens.sqlite),
     revokeUserAppTokens: db.prepare(SQL.revokeUserAppTokens.sqlite),
+    revokeUserTickets: db.prepare(SQL.revokeUserTickets.sqlite),
+    revokeUserAppTickets: db.prepare(SQL.revokeUserAppTickets.sqlite),
     upgradeLegacyPassword: db.prepare(SQL.upgradeLegacyPassword.sqlite),
     markLegacyMigrated: db.prepare(SQL.markLegacyMigrated.sqlite),
     passwordHashes: db.prepare(SQL.passwordHashes.sqlite),
@@ -80,7 +83,10 @@ export function sqliteAccounts({ db }: SqliteContext): AccountStore {
       setTrustedCallers: bool(patch.trustedCallers !== undefined), trustedCallers: JSON.stringify(patch.trustedCallers ?? []),
     });
     if (info.changes !== 1) return null;
-    if (patch.enabled === false) s.revokeAppTokens.run({ appId, now: ms(now) });
+    if (patch.enabled === false) {
+      s.revokeAppTokens.run({ appId, now: ms(now) });
+      s.revokeAppTickets.run({ appId, now: ms(now) });
+    }
     const row = s.getApp.get({ appId }) as Row | undefined;
     return row === undefined ? null : toApplication(row);
   });
@@ -88,16 +94,21 @@ export function sqliteAccounts({ db }: SqliteContext): AccountStore {
   const setPasswordTx = db.transaction((userId: number, passwordHash: string, now: Date): void => {
     s.setPassword.run({ userId, passwordHash, now: ms(now) });
     s.revokeUserTokens.run({ userId, now: ms(now) });
+    s.revokeUserTickets.run({ userId, now: ms(now) });
   });
 
   const setEnabledTx = db.transaction((userId: number, enabled: boolean, now: Date): void => {
     s.setUserEnabled.run({ userId, enabled: bool(enabled) });
-    if (!enabled) s.revokeUserTokens.run({ userId, now: ms(now) });
+    if (!enabled) {
+      s.revokeUserTokens.run({ userId, now: ms(now) });
+      s.revokeUserTickets.run({ userId, now: ms(now) });
+    }
   });
 
   const revokeGrantTx = db.transaction((userId: number, appId: number, now: Date): boolean => {
     if (s.deleteGrant.run({ userId, appId }).changes !== 1) return false;
     s.revokeUserAppTokens.run({ userId, appId, now: ms(now) });
+    s.revokeUserAppTickets.run({ userId, appId, now: ms(now) });
     return true;
   });
 

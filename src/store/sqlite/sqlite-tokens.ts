@@ -111,7 +111,8 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     userSessions: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.user_id = @userId AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > @now
       ORDER BY t.issued_at DESC, t.token_hash LIMIT @limit`).raw(),
-    // A range on the primary key (hex digits sort below 'g'), so the lookup uses the index.
+    // A range on the primary key (hex digits sort below 'g'), so the lookup of tokens uses the
+    // index; the tickets table, keyed in issue order, is scanned (migration 17).
     tokensByPrefix: db.prepare(`SELECT * FROM (${LISTED_TOKEN_SELECT}
       WHERE t.token_hash >= @prefix AND t.token_hash < @prefix || 'g'
       UNION ALL ${LISTED_TICKET_SELECT}
