@@ -3,6 +3,7 @@
  * and grant, uses, revocation, listings, import and purge; and the revisions, which the hot path
  * reads together with the tokens it missed.
  */
+import type Database from 'better-sqlite3';
 import type { NewToken, OrderedTicketKey, RevisionsWithTokens, RevisionStore, RevokeScope, TokenRecord, TokenStore } from '../store.js';
 import { LISTED_TICKET_SELECT, LISTED_TOKEN_SELECT, type Row } from '../row-mapping.js';
 import { SQL } from '../shared-sql.js';
@@ -76,7 +77,19 @@ export const COUNT_RANGES: readonly (readonly [string, string])[] = Array.from({
   i.toString(16).padStart(2, '0'), i === 255 ? 'g' : (i + 1).toString(16).padStart(2, '0'),
 ] as const);
 
+/** Which live tokens a revocation ends (RevokeScope), as the start of its WHERE clause. */
+const REVOKE_SCOPES = { user: 'user_id = @userId AND ', all: '', one: 'token_hash = @tokenHash AND ' } as const;
+type RevokeScopeName = keyof typeof REVOKE_SCOPES;
+
 export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: SqliteContext): TokenStore & RevisionStore {
+  // Both tables, each scope: the tickets table has no index but its key (migration 17), so its
+  // revocations scan the unpurged tickets.
+  const revokeLive = (table: 'tokens' | 'tickets'): Record<RevokeScopeName, Database.Statement> => {
+    const statement = (scope: RevokeScopeName): Database.Statement => db.prepare(`UPDATE ${table} SET revoked_at = @now
+      WHERE ${REVOKE_SCOPES[scope]}revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`);
+    return { user: statement('user'), all: statement('all'), one: statement('one') };
+  };
+  const revoke = { tokens: revokeLive('tokens'), tickets: revokeLive('tickets') };
   const s = {
     insertToken: db.prepare(`INSERT INTO tokens (token_hash, kind, user_id, app_id, client_ip, source_ip, issued_at, expires_at, last_used_at)
       SELECT @tokenHash, @kind, @userId, @appId, @clientIp, @sourceIp, @issuedAt, @expiresAt, @issuedAt
@@ -95,19 +108,6 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     touchToken: db.prepare(`UPDATE tokens SET last_used_at = MAX(last_used_at, @now) WHERE token_hash = @tokenHash AND kind = 'session'`),
     consumeTicket: db.prepare(`UPDATE tokens SET used_at = @now
       WHERE token_hash = @tokenHash AND kind = 'ticket' AND used_at IS NULL AND revoked_at IS NULL AND expires_at > @now`),
-    revokeLiveUserTokens: db.prepare(`UPDATE tokens SET revoked_at = @now
-      WHERE user_id = @userId AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
-    revokeAllLiveTokens: db.prepare(`UPDATE tokens SET revoked_at = @now
-      WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
-    revokeOneLiveToken: db.prepare(`UPDATE tokens SET revoked_at = @now
-      WHERE token_hash = @tokenHash AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
-    // The tickets table has no index but its key (migration 17): these scan the unpurged tickets.
-    revokeLiveUserTickets: db.prepare(`UPDATE tickets SET revoked_at = @now
-      WHERE user_id = @userId AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
-    revokeAllLiveTickets: db.prepare(`UPDATE tickets SET revoked_at = @now
-      WHERE revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
-    revokeOneLiveTicket: db.prepare(`UPDATE tickets SET revoked_at = @now
-      WHERE token_hash = @tokenHash AND revoked_at IS NULL AND used_at IS NULL AND expires_at > @now`),
     userSessions: db.prepare(`${LISTED_TOKEN_SELECT}
       WHERE t.user_id = @userId AND t.kind = 'session' AND t.revoked_at IS NULL AND t.expires_at > @now
       ORDER BY t.issued_at DESC, t.token_hash LIMIT @limit`).raw(),
@@ -162,13 +162,9 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
   };
   // Both tables' revocations in one transaction: one answer, one count.
   const revokeTx = db.transaction((scope: RevokeScope, at: number): number => {
-    if ('all' in scope) return s.revokeAllLiveTokens.run({ now: at }).changes + s.revokeAllLiveTickets.run({ now: at }).changes;
-    if ('tokenHash' in scope) {
-      const params = { tokenHash: scope.tokenHash, now: at };
-      return s.revokeOneLiveToken.run(params).changes + s.revokeOneLiveTicket.run(params).changes;
-    }
-    const params = { userId: scope.userId, now: at };
-    return s.revokeLiveUserTokens.run(params).changes + s.revokeLiveUserTickets.run(params).changes;
+    const [name, params]: [RevokeScopeName, Row] = 'all' in scope ? ['all', { now: at }]
+      : 'tokenHash' in scope ? ['one', { tokenHash: scope.tokenHash, now: at }] : ['user', { userId: scope.userId, now: at }];
+    return revoke.tokens[name].run(params).changes + revoke.tickets[name].run(params).changes;
   });
   const deleteExpiredTx = db.transaction((before: number): number => s.deleteExpired.run(before).changes + s.deleteExpiredTickets.run(before).changes);
 
