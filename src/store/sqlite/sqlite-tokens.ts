@@ -138,11 +138,10 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
       (SELECT revision FROM access_revision WHERE id = 1)`).raw(),
   };
 
-  const findTokenRow = (tokenHash: string): TokenRecord | null => {
-    const row = s.findToken.get(tokenHash) as unknown[] | undefined;
-    if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
-    return toToken(row);
-  };
+  /** A row of FIND_TOKEN_SQL or FIND_ORDERED_TICKET_SQL as a record: none without its user or application. */
+  const found = (row: unknown[] | undefined): TokenRecord | null =>
+    (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null ? null : toToken(row));
+  const findTokenRow = (tokenHash: string): TokenRecord | null => found(s.findToken.get(tokenHash) as unknown[] | undefined);
   // revisionsWithTokens: the revisions and the turn's token lookups in one read transaction (one
   // WAL read lock and snapshot for all; revision-gate.ts).
   const revisionsWithTokensTx = db.transaction((hashes: readonly string[]): RevisionsWithTokens => {
@@ -155,11 +154,6 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     return { revisions: toStoreRevisions(row[0], row[1]), tokens };
   });
 
-  const findOrderedTicketRow = (key: OrderedTicketKey): TokenRecord | null => {
-    const row = s.findOrderedTicket.get(ms(key.issuedAt), key.tokenHash) as unknown[] | undefined;
-    if (row === undefined || row[FIND_TOKEN_USER_ENABLED] === null || row[FIND_TOKEN_APP_ENABLED] === null) return null;
-    return toToken(row);
-  };
   // Both tables' revocations in one transaction: one answer, one count.
   const revokeTx = db.transaction((scope: RevokeScope, at: number): number => {
     const [name, params]: [RevokeScopeName, Row] = 'all' in scope ? ['all', { now: at }]
@@ -192,8 +186,8 @@ export function sqliteTokens({ db, writes, purgeOnThread, countOnThread }: Sqlit
     async insertOrderedTicket(token) {
       return writes.run(() => s.insertOrderedTicket.run(tokenParams(token, 'ticket', null)).changes === 1);
     },
-    async findOrderedTicket(key) {
-      return findOrderedTicketRow(key);
+    async findOrderedTicket(key: OrderedTicketKey) {
+      return found(s.findOrderedTicket.get(ms(key.issuedAt), key.tokenHash) as unknown[] | undefined);
     },
     async consumeOrderedTicket(key, now) {
       return writes.run(() => s.consumeOrderedTicket.run({ issuedAt: ms(key.issuedAt), tokenHash: key.tokenHash, now: ms(now) }).changes === 1);
