@@ -246,6 +246,8 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     const ticketKey = await store.installationSecret(TICKET_KEY_SECRET, newTicketKey());
     const service = createAuthService({
       store, hasher, ticketTtlSeconds: config.tickets.ttlSeconds, orderedTickets: config.performance.orderedTickets, ticketKey, events: ops.events,
+      // A rolling upgrade: while an older instance may still serve, tickets go where it looks for them (migration 18).
+      olderVersionServing: ops.readiness.olderVersionServing,
       // The compatibility profile: tokens and tickets in its form, GetUserLoginURL in its shape.
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(legacy !== null && { legacy }),
@@ -286,6 +288,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     // passthrough (its GetUserLoginURL relay issues a ticket in the old service) or events.
     const frontService = config.legacy.mode === 'front' ? createAuthService({
       store: (await import('../store/dry-run-store.js')).dryRunStore(store), hasher, ticketTtlSeconds: config.tickets.ttlSeconds, orderedTickets: config.performance.orderedTickets, ticketKey,
+      olderVersionServing: ops.readiness.olderVersionServing,
       tokenForm: config.compat.profile.tokens.form, loginUrl: config.compat.profile.loginUrl,
       ...(config.compat.profile.whatsNew.maxRows !== null && { maxNews: config.compat.profile.whatsNew.maxRows }),
     }) : undefined;

@@ -43,6 +43,13 @@ export interface AuthServiceDeps {
    */
   readonly orderedTickets?: boolean;
   /**
+   * Asked at each ticket: true while an instance of an older version may be serving from the same
+   * database (the readiness probe saw one lately, migration 18). Such an instance looks for
+   * tickets in the tokens table only, so tickets are issued there, random, meanwhile: a rolling
+   * upgrade needs no step of its own. Default: never.
+   */
+  readonly olderVersionServing?: () => boolean;
+  /**
    * The installation's ticket key (Store.installationSecret TICKET_KEY_SECRET, made by migration
    * 17; ordered-ticket.ts): every service on one database must have the same to redeem the others'
    * tickets. Default: a new key for this service alone.
@@ -103,6 +110,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
   const random = deps.random ?? cryptoRandomSource;
   const ticketTtlMs = (deps.ticketTtlSeconds ?? 120) * 1000;
   const orderedTickets = deps.orderedTickets ?? true;
+  const olderVersionServing = deps.olderVersionServing ?? ((): boolean => false);
   const seal = ticketSeal(deps.ticketKey ?? newTicketKey());
   const tokenForm = deps.tokenForm ?? DEFAULT_TOKEN_FORM;
   const loginUrls = compileLoginUrls(deps.loginUrl ?? DEFAULT_COMPAT_PROFILE.loginUrl);
@@ -121,8 +129,8 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
     throw new Error('a ticket of the configured form does not read back');
   }
   /** A new ticket issued at `issuedAt`: in issue order (ordered-ticket.ts) or random, and its hash. */
-  const issueTicket = (issuedAt: Date): { text: string; hash: string } => {
-    if (!orderedTickets) return issue();
+  const issueTicket = (issuedAt: Date, ordered: boolean): { text: string; hash: string } => {
+    if (!ordered) return issue();
     const text = orderedTicketText(random, tokenForm, issuedAt.getTime(), seal);
     const canonical = canonicalToken(text);
     if (canonical === null) throw new Error('a ticket of the configured form does not read back');
@@ -257,7 +265,9 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
       // A ticket is a credential: issued only when the URL carries it.
       if (url.needsTicket) {
         const issuedAt = clock.now();
-        const issued = issueTicket(issuedAt);
+        // Where every instance serving now looks for it: random in the tokens table while an older one may be serving.
+        const ordered = orderedTickets && !olderVersionServing();
+        const issued = issueTicket(issuedAt, ordered);
         // The insert itself checks the user is enabled and granted this application (and the
         // application enabled), in the same statement: no separate read of the user.
         const ticketRow = {
@@ -269,7 +279,7 @@ export function createAuthService(deps: AuthServiceDeps): AuthService {
           issuedAt,
           expiresAt: new Date(issuedAt.getTime() + ticketTtlMs),
         };
-        const stored = await (orderedTickets ? store.insertOrderedTicket(ticketRow) : store.insertTicket(ticketRow));
+        const stored = await (ordered ? store.insertOrderedTicket(ticketRow) : store.insertTicket(ticketRow));
         if (!stored) return none;
         events.ticketIssued({ userId, appId: app.appId, ctx, login, tokenFp: tokenFingerprint(issued.hash) });
         ticket = issued.text;

@@ -238,6 +238,14 @@ export function createMetrics(options: MetricsOptions): ServiceMetrics {
         this.set((await readiness.check()).ready ? 1 : 0);
       },
     });
+    new Gauge({
+      name: `${PREFIX}older_version_serving`,
+      help: '1 while an instance of an older svcapi-auth version may be serving from the same database (its readiness probe seen within 10 minutes): login tickets then go to the token table, where it looks for them. A rolling upgrade is over when it is 0 on every instance.',
+      registers,
+      collect() {
+        this.set(readiness.olderVersionServing() ? 1 : 0);
+      },
+    });
   }
 
   // The per-request series are tallied in plain numbers and read into prom-client at scrape time (tallies.ts).

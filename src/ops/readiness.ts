@@ -46,6 +46,12 @@ export interface Readiness {
   /** Stops it and waits for a probe in progress; idempotent. */
   stopWriteProbe(): Promise<void>;
   check(): Promise<ReadinessReport>;
+  /**
+   * True while an instance of an older version may be serving from the same database: its probe
+   * was seen within OLDER_VERSION_WINDOW_MS (Store.probeWrite, migration 18), or no probe of ours
+   * has answered yet. Tickets are then issued where it looks for them (create-auth-service.ts).
+   */
+  olderVersionServing(): boolean;
 }
 
 export interface ReadinessOptions {
@@ -62,6 +68,14 @@ export interface ReadinessOptions {
 }
 
 export const DEFAULT_WRITE_PROBE_INTERVAL_MS = 5000;
+
+/**
+ * How long after an older version's last probe it still counts as serving. It probes every
+ * 5 seconds (DEFAULT_WRITE_PROBE_INTERVAL_MS, the same in every version since schema 8): ten
+ * minutes outlast any stall of its probes, and once the last one is gone tickets go back to issue
+ * order that much later, at no other cost.
+ */
+export const OLDER_VERSION_WINDOW_MS = 10 * 60_000;
 
 function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -87,13 +101,33 @@ export function createReadiness(options: ReadinessOptions): Readiness {
   let inFlight: Promise<ProbeOutcome> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let legacy: (() => LegacyGuardStatus) | null = null;
+  /** Date.now() until which an older version counts as serving; null until a probe has answered. */
+  let olderUntil: number | null = null;
+  const olderVersionServing = (): boolean => olderUntil === null || Date.now() < olderUntil;
+
+  /** What the log last said: an older version serving (true), none (false), nothing yet (null). */
+  let told: boolean | null = null;
+
+  /** Keeps what a probe read back, and tells the operator when an older version appears or is gone. */
+  function noteOlderVersion(msAgo: number | null): void {
+    olderUntil = msAgo === null ? 0 : Date.now() + OLDER_VERSION_WINDOW_MS - msAgo;
+    const older = olderVersionServing();
+    const before = told;
+    told = older;
+    if (older && before !== true) {
+      options.logger?.info({ lastProbeSecondsAgo: Math.round((msAgo ?? 0) / 1000) },
+        'an instance of an older svcapi-auth version is serving from this database: login tickets go to the token table, where it looks for them, until none has probed for 10 minutes');
+    } else if (!older && before === true) {
+      options.logger?.info('no instance of an older svcapi-auth version has probed for 10 minutes: login tickets are kept in issue order');
+    }
+  }
 
   /** One probe at a time: a check arriving while one runs waits for that one. */
   function probe(): Promise<ProbeOutcome> {
     inFlight ??= (async (): Promise<ProbeOutcome> => {
       let state = 'ok';
       try {
-        await withTimeout(options.store.probeWrite(now()), timeoutMs);
+        noteOlderVersion((await withTimeout(options.store.probeWrite(now()), timeoutMs)).olderVersionMsAgo);
       } catch (error) {
         state = (error as Error).message || 'write failed';
       }
@@ -118,6 +152,7 @@ export function createReadiness(options: ReadinessOptions): Readiness {
   }
 
   return {
+    olderVersionServing,
     reportLegacy(status) {
       legacy = status;
     },

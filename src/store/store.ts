@@ -291,8 +291,20 @@ export interface StoreLifecycle {
    * Readiness: commits one small write (the health_probe row, migration 8) and resolves; rejects
    * when the database answers reads but cannot take a write (a read-only file or transaction, a
    * full disk), the condition under which no token can be issued while ping() still succeeds.
+   * Also tells whether an instance of an older version is serving from the same database
+   * (migration 18).
    */
-  probeWrite(now: Date): Promise<void>;
+  probeWrite(now: Date): Promise<WriteProbe>;
+}
+
+/** What a write probe reads back (Store.probeWrite). */
+export interface WriteProbe {
+  /**
+   * How long ago, on the database's clock, an instance of a version before schema 18 last
+   * rewrote the probe row (migration 18 stamps it; it probes every 5 seconds); null when none
+   * ever did. Such an instance looks for login tickets in the tokens table only.
+   */
+  readonly olderVersionMsAgo: number | null;
 }
 
 /** The service's applications, users and their grants, and the users' password hashes. */

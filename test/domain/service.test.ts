@@ -37,7 +37,7 @@ async function must<T>(result: Promise<{ ok: true; value: T } | { ok: false; mes
  * GPS (2, no IP needed, 24 h tokens) and Portal (5, IP required, 8 h tokens, 30 min idle timeout,
  * login URL, default language pt-BR); alice may use both, bob only GPS; password "pw" for all.
  */
-async function makeWorld(options: Pick<AuthServiceDeps, 'ticketTtlSeconds' | 'tokenForm' | 'loginUrl' | 'orderedTickets' | 'legacyTokens' | 'ticketKey'> = {}): Promise<World> {
+async function makeWorld(options: Pick<AuthServiceDeps, 'ticketTtlSeconds' | 'tokenForm' | 'loginUrl' | 'orderedTickets' | 'olderVersionServing' | 'legacyTokens' | 'ticketKey'> = {}): Promise<World> {
   const store = await openStore('sqlite::memory:');
   const clock = fakeClock();
   const hasher = fakeHasher();
@@ -349,6 +349,29 @@ describe('auth service', () => {
         expect(await ordered.validateUserToken(third, ctx)).toMatchObject({ valid: true });
       } finally {
         await random.store.close();
+      }
+    });
+
+    it('while an older version may be serving from the store, issues random tickets into the tokens table, where it looks; in issue order again once it is gone', async () => {
+      let older = true;
+      const upgrading = await makeWorld({ ticketKey: TICKET_KEY, olderVersionServing: () => older });
+      try {
+        const token = await login(upgrading, gps('Alice', 'pw'));
+        const during = await ticketOf(await upgrading.service.getUserLoginUrl(token, PORTAL, ctx));
+        // What an instance of a version before schema 17 finds: a row of the tokens table, by hash.
+        expect(await upgrading.store.findToken(hashToken(during))).toMatchObject({ kind: 'ticket', usedAt: null });
+        expect(orderedTicketIssuedAt(during, upgrading.clock.now().getTime(), ticketSeal(TICKET_KEY))).toBeNull();
+        older = false;
+        const after = await ticketOf(await upgrading.service.getUserLoginUrl(token, PORTAL, ctx));
+        expect(await upgrading.store.findToken(hashToken(after))).toBeNull();
+        expect(await upgrading.store.findOrderedTicket({ issuedAt: upgrading.clock.now(), tokenHash: hashToken(after) })).toMatchObject({ kind: 'ticket' });
+        // Both redeem, once each.
+        for (const ticket of [during, after]) {
+          expect(await isValid(upgrading, ticket)).toBe(true);
+          expect(await isValid(upgrading, ticket)).toBe(false);
+        }
+      } finally {
+        await upgrading.store.close();
       }
     });
 

@@ -47,7 +47,9 @@ describe.runIf(onLinux)('lowerHashingPriority (Linux)', () => {
   });
 
   it('lowers exactly the thread pool, where argon2id then runs; the calling thread keeps its priority', async () => {
-    const result = await lowerHashingPriority(19);
+    // More rounds than serve's 3: under the whole suite's load (other files' threads busy) a round
+    // is often blurred, and this test is about which threads are lowered, not about the retries.
+    const result = await lowerHashingPriority(19, { rounds: 8 });
     if (!result.applied) throw new Error(`not applied: ${result.reason}`);
     expect(result.threads).toHaveLength(libuvPoolSize());
     const nice = threadNice(process.pid);

@@ -9,10 +9,11 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { afterAll, afterEach, describe, expect, inject, it } from 'vitest';
-import { createReadiness } from '../../src/ops/readiness.js';
+import { pino } from 'pino';
+import { afterAll, afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { createReadiness, OLDER_VERSION_WINDOW_MS } from '../../src/ops/readiness.js';
 import { openStore } from '../../src/store/open-store.js';
-import type { Store } from '../../src/store/store.js';
+import type { Store, WriteProbe } from '../../src/store/store.js';
 import { runCliCaptured, sink } from '../support/run-cli.js';
 import { bin, root as projectRoot, run } from './support.js';
 
@@ -34,11 +35,11 @@ interface ProbeCounter {
 function failingWrites(store: Store, counter: ProbeCounter): Store {
   return new Proxy(store, {
     get: (target, prop) => (prop === 'probeWrite'
-      ? async (now: Date): Promise<void> => {
+      ? async (now: Date): Promise<WriteProbe> => {
         counter.probes += 1;
         try {
           if (counter.fail) throw Object.assign(new Error('attempt to write a readonly database'), { code: 'SQLITE_READONLY' });
-          await target.probeWrite(now);
+          return await target.probeWrite(now);
         } finally {
           counter.probed?.();
         }
@@ -87,7 +88,8 @@ describe('the write probe', () => {
   it('commits a real write on both kinds of store (the health_probe row)', async () => {
     const store = await openStore('sqlite::memory:');
     try {
-      await expect(store.probeWrite(new Date('2025-01-01T00:00:00Z'))).resolves.toBeUndefined();
+      // A database no older version ever probed: none is serving.
+      await expect(store.probeWrite(new Date('2025-01-01T00:00:00Z'))).resolves.toEqual({ olderVersionMsAgo: null });
     } finally {
       await store.close();
     }
@@ -99,6 +101,66 @@ describe('the write probe', () => {
  * not write it (mode 0444, not its owner; the directory writable, so the -shm file can be made).
  * Tests run as root, which writes a 0444 file anyway: the server runs as `nobody`.
  */
+describe('an older version on the same database (migration 18)', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('counts one as serving until a probe has answered, and until 10 minutes after its last probe; the log says when one appears and when it is gone', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+    const store = await openStore('sqlite::memory:');
+    let olderVersionMsAgo: number | null = 2000;
+    const scripted = new Proxy(store, {
+      get: (target, prop) => (prop === 'probeWrite' ? async (): Promise<WriteProbe> => ({ olderVersionMsAgo }) : Reflect.get(target, prop)),
+    });
+    const logs = sink();
+    const readiness = createReadiness({ store: scripted, expectedSchemaVersion: await store.schemaVersion(), writeProbeIntervalMs: 1000, logger: pino(logs.stream) });
+    const after = async (ms: number): Promise<boolean> => {
+      vi.setSystemTime(Date.now() + ms);
+      await readiness.check(); // probes again once the last probe is two periods old
+      return readiness.olderVersionServing();
+    };
+    try {
+      // Nothing known before the first probe: tickets go where every version looks.
+      expect(readiness.olderVersionServing()).toBe(true);
+      expect(await after(0)).toBe(true);
+      expect(logs.text()).toMatch(/"lastProbeSecondsAgo":2,.*an instance of an older svcapi-auth version is serving from this database/);
+      // Its probes stop: it counts until 10 minutes after the last one, whatever our probes say meanwhile.
+      olderVersionMsAgo = 2000 + 5 * 60_000;
+      expect(await after(5 * 60_000)).toBe(true);
+      olderVersionMsAgo = OLDER_VERSION_WINDOW_MS - 1000;
+      expect(await after(OLDER_VERSION_WINDOW_MS - 2000 - 5 * 60_000 - 1000)).toBe(true);
+      expect(logs.text()).not.toMatch(/kept in issue order/);
+      olderVersionMsAgo = OLDER_VERSION_WINDOW_MS + 2000;
+      expect(await after(3000)).toBe(false);
+      expect(logs.text()).toMatch(/no instance of an older svcapi-auth version has probed for 10 minutes: login tickets are kept in issue order/);
+      // Time alone ends it too, between two probes.
+      olderVersionMsAgo = 0;
+      expect(await after(3000)).toBe(true);
+      vi.setSystemTime(Date.now() + OLDER_VERSION_WINDOW_MS);
+      expect(readiness.olderVersionServing()).toBe(false);
+      expect(logs.text().match(/is serving from this database/g)).toHaveLength(2);
+    } finally {
+      await readiness.stopWriteProbe();
+      await store.close();
+    }
+  });
+
+  it('a database no older version probed: none, from the first probe on, and nothing logged', async () => {
+    const store = await openStore('sqlite::memory:');
+    const logs = sink();
+    const readiness = createReadiness({ store, expectedSchemaVersion: await store.schemaVersion(), logger: pino(logs.stream) });
+    try {
+      readiness.setServing(true);
+      expect((await readiness.check()).ready).toBe(true);
+      expect(readiness.olderVersionServing()).toBe(false);
+      expect(logs.text()).not.toMatch(/older svcapi-auth version/);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe.skipIf(process.platform === 'win32')('serve on a SQLite file it cannot write', () => {
   it('answers /health/ready 503 with the reason, as ValidateUser fails', async () => {
     const build = inject('distBuild');

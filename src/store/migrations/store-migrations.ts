@@ -17,6 +17,7 @@ import { dropTokensAppIndex } from './014-drop-tokens-app-index.js';
 import { tokenIndexOrder } from './015-token-index-order.js';
 import { legacyTokenTallies } from './016-legacy-token-tallies.js';
 import { orderedTickets } from './017-ordered-tickets.js';
+import { olderVersionProbes } from './018-older-version-probes.js';
 
 /**
  * One schema version, described once for both adapters. Applied in ascending order; never
@@ -43,7 +44,7 @@ export interface DialectMigration {
 export const STORE_MIGRATIONS: readonly StoreMigration[] = Object.freeze([
   initialSchema, legacyMigrations, bruteForce, auditEvents, newsRevision, accessRevision, installationSecrets, healthProbe, newsAttributes,
   adminConsole, shadowDifferences, tokenOrigin, purgeKeepsAccessRevision, dropTokensAppIndex, tokenIndexOrder,
-  legacyTokenTallies, orderedTickets,
+  legacyTokenTallies, orderedTickets, olderVersionProbes,
 ]);
 
 const DIALECTS: { readonly [D in DialectName]: SqlDialect } = { sqlite: SQLITE_DIALECT, postgres: POSTGRES_DIALECT };

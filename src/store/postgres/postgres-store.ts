@@ -198,7 +198,13 @@ function createPostgresStore(pool: pg.Pool, tokenReads: pg.Pool, options: Pick<P
       await q(null, 'SELECT 1');
     },
     async probeWrite(now) {
-      await q('probe_write', 'INSERT INTO health_probe (id, probed_at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at', [now]);
+      // Adds one to probe_generation, which tells this probe from an older version's (migration
+      // 18); the trigger stamped older_probed_at with the server's now(), so the age is too.
+      const row = one(await q('probe_write', `INSERT INTO health_probe (id, probed_at, probe_generation) VALUES (1, $1, 1)
+        ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at, probe_generation = health_probe.probe_generation + 1
+        RETURNING (extract(epoch FROM now() - older_probed_at) * 1000)::float8 AS older_ms_ago`, [now]));
+      const older = row?.older_ms_ago;
+      return { olderVersionMsAgo: older === null || older === undefined ? null : Math.max(0, num(older)) };
     },
   };
 

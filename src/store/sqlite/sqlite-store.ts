@@ -308,7 +308,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
   const s = {
     schemaVersion: db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations'),
     ping: db.prepare('SELECT 1'),
-    probeWrite: db.prepare('INSERT INTO health_probe (id, probed_at) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at'),
+    // Adds one to probe_generation, which tells this probe from an older version's (migration 18).
+    probeWrite: db.prepare(`INSERT INTO health_probe (id, probed_at, probe_generation) VALUES (1, ?, 1)
+      ON CONFLICT (id) DO UPDATE SET probed_at = excluded.probed_at, probe_generation = health_probe.probe_generation + 1
+      RETURNING older_probed_at`),
   };
 
   // A file: housekeeping's token purge on a thread of its own, started at its first batch
@@ -411,7 +414,10 @@ function createSqliteStore(db: Database.Database, options: SqliteStoreOptions, i
       s.ping.get();
     },
     async probeWrite(now) {
-      s.probeWrite.run(ms(now));
+      // Every process of a SQLite database runs on this machine: its clock is the database's.
+      const at = ms(now);
+      const older = (s.probeWrite.get(at) as Row).older_probed_at;
+      return { olderVersionMsAgo: older === null || older === undefined ? null : Math.max(0, at - Number(older)) };
     },
   };
 
