@@ -10,7 +10,7 @@ import { createAdminService } from '../../src/domain/admin-service.js';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { openStore } from '../../src/store/open-store.js';
 import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
-import { killAll, requireDist, runCliProcess, soapResult, startServer } from '../support/server-process.js';
+import { killAll, requireDist, runCliProcess, seedTicketWorld, soapResult, startServer } from '../support/server-process.js';
 
 const pgAdmin = await postgresForTests();
 const schemas: string[] = [];
@@ -55,14 +55,7 @@ describe.skipIf(pgAdmin === null)('two instances on one PostgreSQL database', ()
     schemas.push(schema);
     const db = schemaUrl(schema);
 
-    const store = await openStore(db);
-    try {
-      const admin = createAdminService({ store, hasher: createArgon2Hasher() });
-      expect((await admin.addUser({ login: 'alice', password: 'pw', appIds: [2] })).ok).toBe(true);
-      expect((await admin.updateApplication(2, { loginUrl: 'http://gps.example/login' })).ok).toBe(true);
-    } finally {
-      await store.close();
-    }
+    await seedTicketWorld(db);
 
     const [a, b] = await Promise.all([startServer(['--db', db]), startServer(['--db', db])]);
 

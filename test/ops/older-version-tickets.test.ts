@@ -9,11 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { createAdminService } from '../../src/domain/admin-service.js';
-import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
 import { canonicalToken, hashToken } from '../../src/domain/tokens.js';
-import { openStore } from '../../src/store/open-store.js';
-import { killAll, requireDist, soapResult, startServer, type ServerProcess } from '../support/server-process.js';
+import { killAll, requireDist, seedTicketWorld, soapResult, startServer, type ServerProcess } from '../support/server-process.js';
 import { OLD_PROBE } from '../store/older-version-probes-contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-older-tickets-'));
@@ -22,14 +19,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function database(name: string): Promise<string> {
   const file = join(dir, `${name}.db`);
-  const store = await openStore(`sqlite:${file}`);
-  try {
-    const admin = createAdminService({ store, hasher: createArgon2Hasher() });
-    expect((await admin.addUser({ login: 'alice', password: 'pw', appIds: [2] })).ok).toBe(true);
-    expect((await admin.updateApplication(2, { loginUrl: 'http://gps.example/login' })).ok).toBe(true);
-  } finally {
-    await store.close();
-  }
+  await seedTicketWorld(`sqlite:${file}`);
   return file;
 }
 

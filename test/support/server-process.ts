@@ -7,6 +7,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
+import { createAdminService } from '../../src/domain/admin-service.js';
+import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
+import { openStore } from '../../src/store/open-store.js';
 import { buildRequest, parseResult, type Args } from './asmx-client.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -166,3 +169,18 @@ export async function soapResult(origin: string, operation: string, args: Args):
 
 export const isSoapServerFault = (answer: SoapAnswer): boolean =>
   answer.status === 500 && /<faultcode>soap:Server<\/faultcode>/.test(answer.body);
+
+/**
+ * Migrates the database at `db` and gives it what a login ticket needs: user alice (password "pw",
+ * application 2) and a login URL for application 2 (http://gps.example/login).
+ */
+export async function seedTicketWorld(db: string): Promise<void> {
+  const store = await openStore(db);
+  try {
+    const admin = createAdminService({ store, hasher: createArgon2Hasher() });
+    if (!(await admin.addUser({ login: 'alice', password: 'pw', appIds: [2] })).ok) throw new Error('cannot add alice');
+    if (!(await admin.updateApplication(2, { loginUrl: 'http://gps.example/login' })).ok) throw new Error('cannot set the login URL');
+  } finally {
+    await store.close();
+  }
+}
