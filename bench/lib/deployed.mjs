@@ -22,7 +22,8 @@ export function deployedNode(unitFile = UNIT) {
   const exec = lines.find((l) => l.startsWith('ExecStart='));
   if (exec === undefined) throw new Error(`${unitFile}: no ExecStart=`);
   const words = exec.slice('ExecStart='.length).split(/\s+/);
-  const script = words.findIndex((w) => w.endsWith('/dist/cli/main.js'));
-  if (script < 1) throw new Error(`${unitFile}: ExecStart= does not run node dist/cli/main.js`);
+  // The svcapi-auth executable: main.js behind the entry that sizes libuv's pool (src/cli/svcapi-auth.cts).
+  const script = words.findIndex((w) => w.endsWith('/dist/cli/svcapi-auth.cjs'));
+  if (script < 1) throw new Error(`${unitFile}: ExecStart= does not run node dist/cli/svcapi-auth.cjs`);
   return { env, nodeArgs: words.slice(1, script) };
 }

@@ -50,9 +50,9 @@ export function addConfigFlagOptions(command: Command): Command {
 }
 
 /** The configuration a command runs with (defaults < file < environment < flags, config/load-config.ts); a bad one is a usage error. */
-export function cliConfig(io: CliIo, flags: ConfigFlags): Config {
+export function cliConfig(io: CliIo, flags: ConfigFlags, workers?: number): Config {
   try {
-    return loadConfig({ flags, env: io.env });
+    return loadConfig({ flags, env: io.env, ...(workers !== undefined && { workers }) });
   } catch (error) {
     if (error instanceof ConfigError) throw new CliError(error.message, EXIT_USAGE);
     throw error;

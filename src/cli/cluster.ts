@@ -44,7 +44,8 @@ export function workersArg(text: string): number {
   return n;
 }
 
-function resolveWorkers(flag: number | undefined, env: NodeJS.ProcessEnv): number {
+/** The number of processes `serve` runs: the flag, else SVCAPI_WORKERS, else 1. */
+export function resolveWorkers(flag: number | undefined, env: NodeJS.ProcessEnv): number {
   if (flag !== undefined) return flag;
   const fromEnv = env.SVCAPI_WORKERS;
   if (fromEnv === undefined || fromEnv.trim() === '') return 1;

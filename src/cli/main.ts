@@ -32,7 +32,8 @@ async function isEntryPoint(): Promise<boolean> {
   }
 }
 
-if (await isEntryPoint()) {
+/** Runs the command line of this process on its standard streams, and sets its exit code. */
+export async function runAsEntryPoint(): Promise<void> {
   // `svcapi-auth export | head`: the reader went away; stop quietly as other Unix tools do.
   process.stdout.on('error', (error: NodeJS.ErrnoException) => {
     if (error.code === 'EPIPE') process.exit(0);
@@ -45,3 +46,8 @@ if (await isEntryPoint()) {
     env: process.env,
   });
 }
+
+// Run directly (`node dist/cli/main.js`): libuv's thread pool then has its default size, and
+// serve fits hashing into it (ops/hashing-threads.ts). The `svcapi-auth` executable is
+// svcapi-auth.cjs, which sizes the pool first and then calls runAsEntryPoint.
+if (await isEntryPoint()) await runAsEntryPoint();

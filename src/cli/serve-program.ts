@@ -8,7 +8,7 @@ import { Option, type Command } from 'commander';
 import type { ConfigFlags } from '../config/config.js';
 import type { CliIo } from './cli-io.js';
 import { addConfigFlagOptions, cliConfig } from './cli-store.js';
-import { serveCommand, workersArg } from './cluster.js';
+import { resolveWorkers, serveCommand, workersArg } from './cluster.js';
 import { newProgram, runProgram } from './run-program.js';
 
 /** Adds `serve` to `program`; its exit code goes to `setExitCode`. */
@@ -17,7 +17,9 @@ export function registerServeCommand(program: Command, io: CliIo, setExitCode: (
     .description('run the service (creates and migrates the database on first start)'))
     .addOption(new Option('--workers <n>', 'worker processes sharing the port: a number, or auto for one per core (env SVCAPI_WORKERS; default 1)').argParser(workersArg))
     .action(async (options: ConfigFlags & { workers?: number }) => {
-      setExitCode(await serveCommand(cliConfig(io, options), io, options.workers));
+      // Resolved first: the configuration's defaults share the machine among the workers.
+      const workers = resolveWorkers(options.workers, io.env);
+      setExitCode(await serveCommand(cliConfig(io, options, workers), io, workers));
     });
 }
 

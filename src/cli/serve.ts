@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import { createLogDestination, type LogDestination } from '../ops/log-destination.js';
 import { createOpsRuntime, type OpsRuntime } from '../ops/runtime.js';
 import { lowerHashingPriority } from '../ops/hashing-priority.js';
+import { hashingSlots, libuvPoolSize, POOL_SPARE_THREADS } from '../ops/hashing-threads.js';
 import { keepTickShape } from '../ops/tick-shape.js';
 import { CliError, type CliIo } from './cli-io.js';
 import { databaseFailure, openCliStore } from './open-cli-store.js';
@@ -239,7 +240,15 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
     }
     // Token passthrough: tokens of the old service keep working until legacy.tokenPassthrough's end date.
     tokenPassthrough = legacyWiring?.startTokenPassthrough({ config, logger, metrics: ops.metrics, store, events: ops.events, ...(legacyCa !== undefined && { ca: legacyCa }) }) ?? null;
-    const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), config.hashing));
+    // Never every thread of libuv's pool: the WAL syncs and the log's writes need one meanwhile
+    // (ops/hashing-threads.ts). The pool is the size the process started with (libuv's own).
+    const poolThreads = libuvPoolSize(process.env);
+    const hashing = { ...config.hashing, maxConcurrent: hashingSlots(config.hashing.maxConcurrent, poolThreads) };
+    if (hashing.maxConcurrent < config.hashing.maxConcurrent) {
+      logger.warn({ maxConcurrent: config.hashing.maxConcurrent, hashing: hashing.maxConcurrent, poolThreads },
+        `password hashing runs ${hashing.maxConcurrent} at once, not hashing.maxConcurrent's ${config.hashing.maxConcurrent}: libuv's thread pool has ${poolThreads} threads and ${POOL_SPARE_THREADS} stay free for the database's syncs and the log; start the process with UV_THREADPOOL_SIZE=${config.hashing.maxConcurrent + POOL_SPARE_THREADS} for all of them`);
+    }
+    const hasher = ops.hasher(createBoundedHasher(createPasswordHasher(), hashing));
     // One ticket key for every process and instance on the database (ordered-ticket.ts; made by
     // migration 17, so only read here), loaded whether or not this one issues ordered tickets: it
     // redeems the others'.

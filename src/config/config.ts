@@ -164,6 +164,8 @@ export interface ConfigFlags {
 export interface LoadConfigInput {
   readonly flags?: ConfigFlags;
   readonly env?: NodeJS.ProcessEnv;
+  /** The processes that will serve (`serve --workers`), for the defaults that share the machine among them; default 1. */
+  readonly workers?: number;
 }
 
 export const DEFAULT_DATABASE_URL = 'sqlite:./data/svcapi-auth.db';

@@ -30,7 +30,7 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
     bodyTimeoutMs: number('http.bodyTimeoutMs', 'SVCAPI_BODY_TIMEOUT_MS', 10_000, 100, 600_000),
     httpGet: httpGetSetting(layers.read('http.httpGet', 'SVCAPI_HTTP_GET')),
   };
-  const hashingDefaults = defaultHashingLimits();
+  const hashingDefaults = defaultHashingLimits(input.workers ?? 1);
   const hashing = {
     maxConcurrent: number('hashing.maxConcurrent', 'SVCAPI_HASHING_MAX_CONCURRENT', hashingDefaults.maxConcurrent, 1, 256),
     maxQueued: number('hashing.maxQueued', 'SVCAPI_HASHING_MAX_QUEUED', hashingDefaults.maxQueued, 0, 100_000),

@@ -5,7 +5,8 @@
  * a queue. Token validation never hashes, so it never waits behind this.
  *
  * The default leaves one core to the event loop: argon2id at OWASP parameters costs ~50 ms of
- * CPU, and a full thread pool on a 2-core machine would slow every other request.
+ * CPU, and a full thread pool on a 2-core machine would slow every other request. Hashing never
+ * takes all of libuv's pool either (ops/hashing-threads.ts): serve cuts the limit to fit.
  */
 import { availableParallelism } from 'node:os';
 import type { PasswordHasher } from './password-hasher.js';
@@ -16,8 +17,16 @@ export interface HashingLimits {
   readonly maxQueued: number;
 }
 
-export function defaultHashingLimits(): HashingLimits {
-  return { maxConcurrent: Math.max(1, availableParallelism() - 1), maxQueued: 64 };
+/**
+ * The default: the machine's cores but one, for a process that serves alone. `serve --workers N`
+ * shares them out: each worker takes its part (rounded up, at least one), so that N workers
+ * together hash on about as many threads as there are cores; each taking cores - 1 made N times
+ * that (56 hashes at once on 8 cores, each holding 19 MiB and a core, and every login N - 1
+ * times slower under a flood, for no more logins a second).
+ */
+export function defaultHashingLimits(workers = 1, cores = availableParallelism()): HashingLimits {
+  const spare = Math.max(1, cores - 1);
+  return { maxConcurrent: workers <= 1 ? spare : Math.max(1, Math.ceil(spare / workers)), maxQueued: 64 };
 }
 
 export interface BoundedHasher extends PasswordHasher {

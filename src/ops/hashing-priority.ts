@@ -25,6 +25,7 @@ import { pbkdf2, pbkdf2Sync } from 'node:crypto';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { libuvPoolSize } from './hashing-threads.js';
 
 export type HashingPriorityResult =
   | { readonly applied: true; readonly nice: number; readonly threads: readonly number[]; readonly found: 'name' | 'probe' }
@@ -41,18 +42,6 @@ export interface PoolProbeOptions {
 }
 
 const POOL_THREAD_NAME = 'libuv-worker';
-
-/**
- * The number of threads libuv starts (src/threadpool.c `init_threads`): UV_THREADPOOL_SIZE read
- * with atoi, 0 meaning 1, capped at 1024; 4 when it is not set.
- */
-export function libuvPoolSize(env: NodeJS.ProcessEnv = process.env): number {
-  const text = env.UV_THREADPOOL_SIZE;
-  if (text === undefined) return 4;
-  const n = Number.parseInt(text.trim(), 10);
-  if (!Number.isFinite(n) || n <= 0) return n < 0 ? 1024 : 1;
-  return Math.min(n, 1024);
-}
 
 /** The calling thread's id (/proc/thread-self is `<pid>/task/<tid>`). */
 function ownThread(): number {

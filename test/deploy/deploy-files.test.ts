@@ -31,7 +31,7 @@ function fromUnit(): Launch {
     if (m?.[1] !== undefined && m[2] !== undefined) env[m[1]] = m[2];
   }
   const words = (lines.find((l) => l.startsWith('ExecStart=')) ?? '').slice('ExecStart='.length).split(/\s+/);
-  const script = words.findIndex((w) => w.endsWith('/dist/cli/main.js'));
+  const script = words.findIndex((w) => w.endsWith('/dist/cli/svcapi-auth.cjs'));
   return { env, nodeArgs: words.slice(1, script) };
 }
 
@@ -45,7 +45,7 @@ function fromContainerfile(): Launch {
   delete env.NODE_ENV;
   const entry = /^ENTRYPOINT (\[.*\])$/m.exec(text)?.[1];
   const words = JSON.parse(entry ?? '[]') as string[];
-  const script = words.indexOf('dist/cli/main.js');
+  const script = words.indexOf('dist/cli/svcapi-auth.cjs');
   return { env, nodeArgs: words.slice(1, script) };
 }
 
@@ -57,7 +57,7 @@ describe('deployment files', () => {
 
   it('npm start (the README\'s command) starts the service with them too', () => {
     const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts['start'] ?? '';
-    const launch = /&& (.*?)\bnode (.*?)dist\/cli\/main\.js serve$/.exec(start);
+    const launch = /&& (.*?)\bnode (.*?)dist\/cli\/svcapi-auth\.cjs serve$/.exec(start);
     expect(launch, start).not.toBeNull();
     const env = Object.fromEntries((launch?.[1] ?? '').trim().split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)] as const));
     expect({ env, nodeArgs: (launch?.[2] ?? '').trim().split(/\s+/).filter(Boolean) }).toEqual(EXPECTED);

@@ -9,7 +9,8 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createArgon2Hasher } from '../../src/domain/password-hasher.js';
-import { libuvPoolSize, lowerHashingPriority } from '../../src/ops/hashing-priority.js';
+import { lowerHashingPriority } from '../../src/ops/hashing-priority.js';
+import { libuvPoolSize } from '../../src/ops/hashing-threads.js';
 import { killAll, requireDist, startServer } from '../support/server-process.js';
 
 const onLinux = process.platform === 'linux';
@@ -29,15 +30,6 @@ function threadNice(pid: number): Map<number, number> {
   }));
 }
 
-describe('libuvPoolSize', () => {
-  it('reads UV_THREADPOOL_SIZE as libuv does', () => {
-    expect(libuvPoolSize({})).toBe(4);
-    expect(libuvPoolSize({ UV_THREADPOOL_SIZE: '8' })).toBe(8);
-    expect(libuvPoolSize({ UV_THREADPOOL_SIZE: '0' })).toBe(1);
-    expect(libuvPoolSize({ UV_THREADPOOL_SIZE: 'many' })).toBe(1);
-    expect(libuvPoolSize({ UV_THREADPOOL_SIZE: '5000' })).toBe(1024);
-  });
-});
 
 describe.runIf(onLinux)('lowerHashingPriority (Linux)', () => {
   it('changes nothing when the configured nice value is 0', async () => {

@@ -14,6 +14,8 @@ import { buildRequest, parseResult, type Args } from './asmx-client.js';
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const BIN = join(ROOT, 'dist', 'cli', 'main.js');
+/** The `svcapi-auth` executable (package.json bin): main.js behind the entry that sizes libuv's pool (src/cli/svcapi-auth.cts). */
+export const EXECUTABLE = join(ROOT, 'dist', 'cli', 'svcapi-auth.cjs');
 
 /** Settings every spawned server gets: no fixed management port to collide on, no drain wait on SIGTERM. */
 export const TEST_SERVER_ENV: Readonly<Record<string, string>> = {
@@ -96,9 +98,9 @@ export function waitForChildren(children: readonly ChildProcess[], condition: ()
   });
 }
 
-/** Starts `svcapi-auth serve --port 0 <args>` and resolves once it printed its URL. */
-export function startServer(args: readonly string[], env: Record<string, string> = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', ...args], {
+/** Starts `svcapi-auth serve --port 0 <args>` (through `script`, main.js by default) and resolves once it printed its URL. */
+export function startServer(args: readonly string[], env: Record<string, string> = {}, script = BIN): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [script, 'serve', '--port', '0', ...args], {
     cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...TEST_SERVER_ENV, ...env },
   });
   children.add(child);
