@@ -164,7 +164,7 @@ export async function serve(config: Config, io: CliIo, hooks: ServeHooks = {}): 
   const store = await openCliStore(config.databaseUrl, {
     create: true, groupCommit: config.performance.groupCommit, sqliteMmapBytes: config.performance.sqliteMmapMiB * 1024 * 1024,
     sqliteAsyncSync: config.performance.sqliteAsyncSync, sqliteCheckpointThread: config.performance.sqliteCheckpointThread,
-    postgresGenericTokenPlans: config.performance.pgGenericTokenPlans,
+    postgresGenericTokenPlans: config.performance.pgGenericTokenPlans, postgresPoolMax: config.postgresPoolMax,
     integrityCheck: hooks.integrityChecked === true ? false : config.performance.sqliteCheckInBackground ? 'background' : true,
     onIntegrityCheck: integrity.report, onSqliteWalRunaway: walRunaway.report,
   }).catch((error: unknown) => {

@@ -15,6 +15,14 @@ export interface Config {
   readonly port: number;
   /** `sqlite:<path>`, `sqlite::memory:` (later `postgres://...`). */
   readonly databaseUrl: string;
+  /**
+   * PostgreSQL: the connections of a process's pool when the database URL gives no `pool_max`:
+   * 10 for a process alone; with `serve --workers N` each worker's share, max(2, ceil(10 / N)), so
+   * that the workers of one machine together open about as many as one process did (each opening
+   * 10 was 15 N with the token reads' pool, 120 for 8 workers: more than PostgreSQL's default
+   * max_connections of 100). Derived from the workers, not a setting of its own: `pool_max` is.
+   */
+  readonly postgresPoolMax: number;
   readonly http: {
     /** Largest request body accepted, in bytes. */
     readonly maxRequestBytes: number;

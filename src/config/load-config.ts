@@ -126,10 +126,15 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   layers.refuseUnknownKeys();
 
   return deepFreeze({
-    host, port, databaseUrl, http, hashing, timeZone, tickets, logLevel, logPretty, logFile, logFlushMs, accessLogFast,
+    host, port, databaseUrl, postgresPoolMax: postgresPoolShare(input.workers ?? 1), http, hashing, timeZone, tickets, logLevel, logPretty, logFile, logFlushMs, accessLogFast,
     trustedProxies, management, console: adminConsole, shutdown, housekeeping, configFile: layers.configFile, legacy: legacy.legacy,
     audit, bruteForce, tls, compat, performance,
   });
+}
+
+/** A PostgreSQL pool's connections per process by default (Config.postgresPoolMax): 10 shared out among the workers, at least 2 each. */
+export function postgresPoolShare(workers: number): number {
+  return workers <= 1 ? 10 : Math.max(2, Math.ceil(10 / workers));
 }
 
 function databaseUrlSetting(layers: SettingLayers): string {

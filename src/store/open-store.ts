@@ -38,6 +38,8 @@ export interface OpenStoreOptions {
   readonly onGroupCommit?: (writes: number) => void;
   /** PostgreSQL: token reads planned once, on connections of their own (PostgresStoreOptions.genericTokenPlans; default true). */
   readonly postgresGenericTokenPlans?: boolean;
+  /** PostgreSQL: the pool's connections when the URL gives no `pool_max` (PostgresStoreOptions.defaultPoolMax; default 10). */
+  readonly postgresPoolMax?: number;
 }
 
 /**
@@ -66,6 +68,7 @@ export async function openStore(dbUrl: string, options: OpenStoreOptions = {}): 
       return openPostgresStore({
         url: location.url, migrate: options.migrate ?? true, create, ...group,
         ...(options.postgresGenericTokenPlans !== undefined && { genericTokenPlans: options.postgresGenericTokenPlans }),
+        ...(options.postgresPoolMax !== undefined && { defaultPoolMax: options.postgresPoolMax }),
       });
     }
   }

@@ -87,6 +87,7 @@ describe('config file', () => {
       host: '0.0.0.0',
       port: 8081,
       databaseUrl: 'sqlite:/srv/auth/file.db',
+      postgresPoolMax: 10,
       http: { maxRequestBytes: 4096, bodyTimeoutMs: 2000, httpGet: ['ValidateUserToken', 'WhatsNew'] },
       hashing: { maxConcurrent: 3, maxQueued: 7, nice: 10 },
       timeZone: 'America/Sao_Paulo',

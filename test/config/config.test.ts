@@ -11,6 +11,7 @@ describe('loadConfig', () => {
       host: '127.0.0.1',
       port: 8080,
       databaseUrl: 'sqlite:./data/svcapi-auth.db',
+      postgresPoolMax: 10,
       http: { maxRequestBytes: 1048576, bodyTimeoutMs: 10000, httpGet: true },
       hashing: { maxConcurrent: Math.max(1, availableParallelism() - 1), maxQueued: 64, nice: 0 },
       timeZone: Intl.DateTimeFormat().resolvedOptions().timeZone,

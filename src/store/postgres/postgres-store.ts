@@ -45,7 +45,12 @@ export interface PostgresStoreOptions {
    * are planned again at every execution.
    */
   readonly genericTokenPlans?: boolean;
+  /** Connections of the pool when the URL gives no `pool_max` (default DEFAULT_POOL_MAX); the token reads' pool has half as many. */
+  readonly defaultPoolMax?: number;
 }
+
+/** Connections of a process's pool when neither the URL's `pool_max` nor the caller says (postgres-url.ts). */
+export const DEFAULT_POOL_MAX = 10;
 
 /**
  * The token reads of the hot path (REVISIONS_WITH_TOKENS_SQL, FIND_TOKENS_SQL, FIND_TOKEN_SQL)
@@ -165,11 +170,12 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
     created.on('error', (error) => options.onIdleError?.(error));
     return created;
   };
-  const pool = newPool(base, location.poolMax ?? 10);
+  const poolMax = location.poolMax ?? options.defaultPoolMax ?? DEFAULT_POOL_MAX;
+  const pool = newPool(base, poolMax);
   // The token reads' own connections (TOKEN_READ_SETTING, a startup option: no statement of its own), at most half as many again as the
   // pool's: a turn's read is one short statement, so a few carry a whole load of token checks.
   let tokenReads = pool;
-  if (options.genericTokenPlans ?? true) tokenReads = newPool(withSetting(base, TOKEN_READ_SETTING), Math.max(1, Math.floor((location.poolMax ?? 10) / 2)));
+  if (options.genericTokenPlans ?? true) tokenReads = newPool(withSetting(base, TOKEN_READ_SETTING), Math.max(1, Math.floor(poolMax / 2)));
 
   return createPostgresStore(pool, tokenReads, options);
 }

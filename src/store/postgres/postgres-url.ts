@@ -6,8 +6,9 @@
  * - `schema=<name>`: the schema the service's tables live in (created by the migrations when
  *   missing); each connection gets `search_path=<name>`. Without it, the URL's search_path (or the
  *   server's default, usually `public`) decides.
- * - `pool_max=<n>`: connections per process (default 10). With `serve --workers N` each worker
- *   has its own pool, so the database sees up to N times as many.
+ * - `pool_max=<n>`: connections per process (default 10; with `serve --workers N`, each worker's
+ *   share of those, Config.postgresPoolMax). Set, each worker has its own pool of that many, so
+ *   the database sees up to N times as many.
  */
 
 /** Lower-case letters, digits and underscores, not starting with a digit: no quoting questions anywhere. */

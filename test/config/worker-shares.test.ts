@@ -1,7 +1,8 @@
 /**
- * The hashing default shares an 8-core machine among `serve --workers` processes
- * (defaultHashingLimits): the command resolves its workers before its configuration, so that
- * each worker takes its part instead of cores - 1. The machine's cores are this test's (mocked).
+ * The defaults that `serve --workers` shares out among its workers: the hashing of an 8-core
+ * machine (defaultHashingLimits) and a PostgreSQL pool's 10 connections (postgresPoolShare). The
+ * command resolves its workers before its configuration, so that each worker takes its part
+ * instead of a whole process's. The machine's cores are this test's (mocked).
  */
 import { PassThrough } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
@@ -19,7 +20,7 @@ vi.mock('../../src/cli/cluster.js', async (importOriginal) => ({
   },
 }));
 
-const { loadConfig } = await import('../../src/config/load-config.js');
+const { loadConfig, postgresPoolShare } = await import('../../src/config/load-config.js');
 const { runServeCli } = await import('../../src/cli/serve-program.js');
 
 async function serveWith(argv: readonly string[], env: NodeJS.ProcessEnv = {}): Promise<{ config: Config; workers: number | undefined }> {
@@ -47,5 +48,18 @@ describe('hashing.maxConcurrent by default, on 8 cores', () => {
     expect(fromEnv.workers).toBe(2);
     expect(fromEnv.config.hashing.maxConcurrent).toBe(4);
     expect((await serveWith([])).config.hashing.maxConcurrent).toBe(7);
+  });
+});
+
+describe('a PostgreSQL pool\'s connections by default (the URL\'s pool_max when it has one: postgres-pool-size.test.ts)', () => {
+  it('are 10 for a process alone and the workers\' share of 10, at least 2 each', () => {
+    expect([1, 2, 3, 4, 5, 8, 64].map(postgresPoolShare)).toEqual([10, 5, 4, 3, 2, 2, 2]);
+    expect(loadConfig({ env: {} }).postgresPoolMax).toBe(10);
+  });
+
+  it('reach each worker of serve --workers', async () => {
+    expect((await serveWith(['--workers', 'auto'])).config.postgresPoolMax).toBe(2);
+    expect((await serveWith(['--workers', '2'])).config.postgresPoolMax).toBe(5);
+    expect((await serveWith([])).config.postgresPoolMax).toBe(10);
   });
 });
