@@ -5,7 +5,7 @@
  *
  * Servers (all started at the beginning; their start is timed up to the first answered ?WSDL):
  *   ceiling          bench/ceiling-server.mjs: bare node:http, a fixed ValidateUserToken answer
- *   svcapi-auth      dist/cli/main.js serve on SQLite, one process, pinned like the ceiling
+ *   svcapi-auth      dist/cli/svcapi-auth.cjs serve on SQLite, one process, pinned like the ceiling
  *   svcapi-auth (auto)   the same with --workers auto, on all cores (ValidateUser)
  *   svcapi-auth (1p, all cores)  one process, not pinned (the mixed run)
  *   …on PostgreSQL   the same on PostgreSQL with --pg
@@ -25,7 +25,8 @@
  *                        default URL is tried and used when it answers (said in the output)
  *   --no-pg              SQLite only
  *   --client wrk|autocannon   force a load generator
- *   --cli PATH           the svcapi-auth build to measure (default dist/cli/main.js)
+ *   --cli PATH           the svcapi-auth build to measure (default dist/cli/svcapi-auth.cjs, the executable the
+ *                        deployment files run; an older build's dist/cli/main.js works too)
  *   --no-pin             do not use taskset
  *   --shadow-target fixed|svcapi   the old service of the shadow scenario: a fixed answer
  *                        (default; it costs the load generator's core next to nothing, as an old
@@ -61,7 +62,7 @@ const LOGIN_WARMUP_S = 40;
 function parseArgs(argv) {
   const o = {
     runs: 3, durationS: 5, warmupS: 1, connections: [16, 64], only: null, pg: 'auto', client: null,
-    cli: join(ROOT, 'dist', 'cli', 'main.js'), noPin: false, write: true, keep: false, shadowTarget: 'fixed',
+    cli: join(ROOT, 'dist', 'cli', 'svcapi-auth.cjs'), noPin: false, write: true, keep: false, shadowTarget: 'fixed',
   };
   readArgs(argv, (a, next, peek) => {
     if (a === '--quick') Object.assign(o, { runs: 1, durationS: 3, warmupS: 1 });
