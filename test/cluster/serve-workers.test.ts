@@ -15,7 +15,7 @@ import { openStore } from '../../src/store/open-store.js';
 import { buildRequest, parseResult, type Args } from '../support/asmx-client.js';
 import { damageNewsPage } from '../support/damaged-sqlite.js';
 import { dropSchemas, newSchemaName, postgresForTests, schemaUrl } from '../support/postgres.js';
-import { killAll, requireDist, startServer, type ServerProcess } from '../support/server-process.js';
+import { EXECUTABLE, killAll, requireDist, startServer, type ServerProcess } from '../support/server-process.js';
 
 const pgAdmin = await postgresForTests();
 const dir = mkdtempSync(join(tmpdir(), 'svcapi-workers-'));
@@ -264,6 +264,20 @@ describe('serve --workers', () => {
     // two forks in one turn of the primary's loop are a few milliseconds apart (a tick is 10 ms).
     expect(gaps.true, JSON.stringify(gaps)).toBeGreaterThanOrEqual(10);
     expect(gaps.false, JSON.stringify(gaps)).toBeLessThanOrEqual(5);
+  });
+
+  it('started through the svcapi-auth executable, each worker has the thread pool it sized (ops/hashing-threads.ts)', async () => {
+    requireDist();
+    const db = `sqlite:${join(dir, 'pool.db')}`;
+    await seed(db);
+    // Set, hashing.maxConcurrent is each worker's own: 4 hashes need a pool of 6, which the
+    // workers inherit from the executable. Nice 10 makes each look for its pool's threads.
+    const server = await startServer(['--db', db, '--workers', '2'], { SVCAPI_HASHING_MAX_CONCURRENT: '4', SVCAPI_HASHING_NICE: '10', SVCAPI_LOG_LEVEL: 'info' }, EXECUTABLE);
+    const found = /"threads":(\d+),[^\n]*password hashing threads run at a low CPU priority/g;
+    await server.waitForOutput(/password hashing threads run at a low CPU priority[\s\S]*password hashing threads run at a low CPU priority/, 30_000);
+    expect([...server.output().matchAll(found)].map((m) => m[1])).toEqual(['6', '6']);
+    expect(server.output()).not.toContain('password hashing runs');
+    await stop(server);
   });
 
   it('refuses a bad worker count', async () => {
