@@ -6,8 +6,8 @@
  * end: on a machine of 5 cores or more (hashing.maxConcurrent cores - 1 against libuv's 4
  * threads), a GetUserLoginURL took 740–840 ms instead of 3–25 ms while four logins of a
  * 0.3-second hash were under way (2026-11-30, 2 cores, hashing.maxConcurrent 4; its test is
- * test/ops/hashing-threads.test.ts), and during a login flood every write and the access log
- * waited behind the flood.
+ * test/ops/hashing-threads.test.ts); during a login flood every durable write and the log's
+ * writes wait so.
  *
  * So hashing never takes the last POOL_SPARE_THREADS threads: serve cuts hashing.maxConcurrent
  * to the pool's size less those, and says so. The pool's size is fixed when the process first
