@@ -7,10 +7,10 @@
  * `?WSDL`. CPU is user + system time of the whole process tree at that moment (a cluster's
  * primary and workers; children that already exited, such as the database check, included).
  *
- * Usage: node bench/startup.mjs [--cli dist/cli/main.js] [--cli /tmp/old/dist/cli/main.js ...]
+ * Usage: node bench/startup.mjs [--cli dist/cli/svcapi-auth.cjs] [--cli /tmp/old/dist/cli/main.js ...]
  *          [--with KEY=VALUE]   (after a --cli: that build's own environment, e.g. a switch off; the
  *                                same --cli twice with different --with compares settings)
- *          [--runs 10] [--args "--workers auto"] [--env KEY=VALUE] [--pg URL]
+ *          [--runs 10] [--args "--workers auto"] [--env KEY=VALUE] [--pg URL]   (PostgreSQL: in a fresh schema, dropped afterwards)
  * Prints each build's median and range of ready time and CPU, and the load average.
  */
 import { readFileSync } from 'node:fs';
@@ -22,6 +22,7 @@ import { fileURLToPath } from 'node:url';
 import { keyValue, readArgs } from './lib/args.mjs';
 import { deployedNode } from './lib/deployed.mjs';
 import { clockTicksPerSecond, killAll, processTree } from './lib/proc.mjs';
+import { dropPgSchema, runSchema } from './lib/pg.mjs';
 import { seedService } from './lib/seed.mjs';
 import { startServer } from './lib/servers.mjs';
 
@@ -47,7 +48,7 @@ function parseArgs(argv) {
     } else return false;
   });
   if (o.clis.length === 0) {
-    o.clis.push(join(ROOT, 'dist', 'cli', 'main.js'));
+    o.clis.push(join(ROOT, 'dist', 'cli', 'svcapi-auth.cjs'));
     o.withs.push({});
   }
   return o;
@@ -76,8 +77,10 @@ const median = (xs) => {
 async function main() {
   const o = parseArgs(process.argv.slice(2));
   const tmp = await mkdtemp(join(tmpdir(), 'svcapi-startup-'));
+  // A schema of its own: the URL as given would put the service's tables in the database's default schema and leave them there.
+  const pgRun = o.db === null ? null : runSchema(o.db, 'startup');
   try {
-    const db = o.db ?? `sqlite:${join(tmp, 'bench.db')}`;
+    const db = pgRun?.url ?? `sqlite:${join(tmp, 'bench.db')}`;
     await seedService({ cliPath: o.clis[0], db, tmpDir: tmp });
     const deployed = deployedNode();
     const env = { ...process.env, ...deployed.env, SVCAPI_MANAGEMENT_PORT: 'off', SVCAPI_SHUTDOWN_DRAIN_DELAY_MS: '0', ...o.env };
@@ -107,6 +110,7 @@ async function main() {
   } finally {
     killAll();
     await rm(tmp, { recursive: true, force: true });
+    if (pgRun !== null) await dropPgSchema(o.db, pgRun.schema, (text) => process.stdout.write(`${text}\n`));
   }
 }
 
