@@ -9,7 +9,7 @@ import { CompatProfileError, readCompatProfile } from '../compat-profile-file.js
 import { DEFAULT_COMPAT_PROFILE } from '../contract/compat-profile.js';
 import { defaultHashingLimits } from '../domain/bounded-hasher.js';
 import { DEFAULT_THROTTLE_POLICY } from '../domain/login-throttle.js';
-import { parseDatabaseUrl } from '../store/database-url.js';
+import { DEFAULT_POOL_MAX, parseDatabaseUrl } from '../store/database-url.js';
 import { DEFAULT_DATABASE_URL, LOG_LEVELS, type Config, type LoadConfigInput } from './config.js';
 import { ConfigError } from './config-error.js';
 import { readLegacySettings } from './legacy-settings.js';
@@ -132,9 +132,9 @@ export function loadConfig(input: LoadConfigInput = {}): Config {
   });
 }
 
-/** A PostgreSQL pool's connections per process by default (Config.postgresPoolMax): 10 shared out among the workers, at least 2 each. */
+/** A PostgreSQL pool's connections per process by default (Config.postgresPoolMax): a process's 10 shared out among the workers, at least 2 each. */
 export function postgresPoolShare(workers: number): number {
-  return workers <= 1 ? 10 : Math.max(2, Math.ceil(10 / workers));
+  return workers <= 1 ? DEFAULT_POOL_MAX : Math.max(2, Math.ceil(DEFAULT_POOL_MAX / workers));
 }
 
 function databaseUrlSetting(layers: SettingLayers): string {

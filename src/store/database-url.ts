@@ -5,6 +5,8 @@
 import { resolve } from 'node:path';
 import { parsePostgresUrl, redactPostgresUrl } from './postgres/postgres-url.js';
 
+export { DEFAULT_POOL_MAX } from './postgres/postgres-url.js';
+
 export type DatabaseLocation =
   | { readonly kind: 'sqlite'; readonly path: string }
   | { readonly kind: 'postgres'; readonly url: string };

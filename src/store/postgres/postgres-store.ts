@@ -1,7 +1,7 @@
 import pg from 'pg';
 import type { Store, StoreLifecycle } from '../store.js';
 import { applyPostgresMigrations, LATEST_POSTGRES_VERSION, POSTGRES_MIGRATIONS, postgresSchemaVersion } from './migrations/postgres-migrations.js';
-import { parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
+import { DEFAULT_POOL_MAX, parsePostgresUrl, redactPostgresUrl } from './postgres-url.js';
 import { DatabaseError } from '../database-errors.js';
 import { judgeSchema, type SchemaVerdict } from '../schema-identity.js';
 import { createPostgresContext, one } from './postgres-context.js';
@@ -48,9 +48,6 @@ export interface PostgresStoreOptions {
   /** Connections of the pool when the URL gives no `pool_max` (default DEFAULT_POOL_MAX); the token reads' pool has half as many. */
   readonly defaultPoolMax?: number;
 }
-
-/** Connections of a process's pool when neither the URL's `pool_max` nor the caller says (postgres-url.ts). */
-export const DEFAULT_POOL_MAX = 10;
 
 /**
  * The token reads of the hot path (REVISIONS_WITH_TOKENS_SQL, FIND_TOKENS_SQL, FIND_TOKEN_SQL)

@@ -11,6 +11,9 @@
  *   the database sees up to N times as many.
  */
 
+/** Connections of a process's pool when neither the URL's `pool_max` nor the caller says. */
+export const DEFAULT_POOL_MAX = 10;
+
 /** Lower-case letters, digits and underscores, not starting with a digit: no quoting questions anywhere. */
 export const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
