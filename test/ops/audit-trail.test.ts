@@ -74,6 +74,18 @@ describe('audit text', () => {
     expect(escapeAuditText('😀😀😀', 2)).toBe('😀😀…(+1)');
   });
 
+  it('treats every ASCII character by the rule, alone and at the length cap (the plain-ASCII shortcut)', () => {
+    for (let code = 0; code < 128; code++) {
+      const ch = String.fromCharCode(code);
+      const escaped = ch === '\\' ? '\\\\' : code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, '0')}` : ch;
+      expect(escapeAuditText(`a${ch}b`, 3), `code ${code}`).toBe(`a${escaped}b`);
+      expect(escapeAuditText(`a${ch}b`, 2), `code ${code}`).toBe(`a${escaped}…(+1)`);
+    }
+    expect(escapeAuditText('203.0.113.7', 11)).toBe('203.0.113.7');
+    expect(escapeAuditText('203.0.113.7', 10)).toBe('203.0.113.…(+1)');
+    expect(escapeAuditText('', 0)).toBe('');
+  });
+
   it('fills an event: nulls for what is missing, request text escaped and capped, no empty source', () => {
     const e = toAuditEvent({ type: 'login.failure', login: `x\n${'y'.repeat(300)}`, claimedIp: '1.2.3.4\u0007', sourceIp: '', appId: Number.NaN }, () => new Date(5));
     expect(e).toMatchObject({ at: new Date(5), type: 'login.failure', reason: null, requestId: null, appId: null, sourceIp: null, claimedIp: '1.2.3.4\\u0007', tokenFp: null, detail: null });
