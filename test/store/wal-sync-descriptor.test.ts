@@ -52,11 +52,15 @@ describe('the WAL descriptor of the durable commits', () => {
     await sync.close();
   });
 
-  it('opens the WAL again when the file it synced was unlinked and another took its name', async () => {
+  it.each([
+    ['/proc/self/fd', linux ? '/proc/self/fd' : null],
+    ['the link count (no /proc)', null],
+  ] as const)('opens the WAL again when the file it synced was unlinked and another took its name: by %s', async (_how, fdLinks) => {
     const walPath = `${path}-wal`;
     const synced: bigint[] = [];
     const sync = createWalSync(db, {
       walPath,
+      fdLinks,
       fdatasync: (fd, callback) => {
         // Read through the real module: the mock counts the service's own stats only.
         synced.push(fs.fstatSync(fd, { bigint: true }).ino);

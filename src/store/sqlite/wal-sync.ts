@@ -44,11 +44,16 @@ export interface WalSyncOptions {
    * (wal-restart-gate.ts). Commits that wait keep their order.
    */
   readonly beforeCommit?: () => Promise<void> | null;
+  /**
+   * Where the descriptors' names are read to tell an unlinked WAL (default /proc/self/fd when the
+   * system has it); null: by the link count (fstat), as where there is no /proc (tests).
+   */
+  readonly fdLinks?: string | null;
 }
 
 /** Where Linux names an open descriptor's file; ` (deleted)` ends the name once it is unlinked. */
 const FD_LINKS = '/proc/self/fd';
-const HAS_FD_LINKS = existsSync(FD_LINKS);
+const DEFAULT_FD_LINKS = existsSync(FD_LINKS) ? FD_LINKS : null;
 
 /**
  * Whether the file open at `fd` has been unlinked. Not by fstat where /proc tells: a stat asks
@@ -60,10 +65,10 @@ const HAS_FD_LINKS = existsSync(FD_LINKS);
  * 7,861-7,923 req/s, two alternating pairs; the inode writes 0.9% of the core against 2.0%, perf,
  * 2026-11-30). Elsewhere, the link count.
  */
-function unlinked(fd: number): boolean {
-  if (HAS_FD_LINKS) {
+function unlinked(fd: number, fdLinks: string | null): boolean {
+  if (fdLinks !== null) {
     try {
-      return readlinkSync(`${FD_LINKS}/${fd}`).endsWith(' (deleted)');
+      return readlinkSync(`${fdLinks}/${fd}`).endsWith(' (deleted)');
     } catch {
       // A /proc that does not answer for this descriptor: ask the file itself.
     }
@@ -73,6 +78,7 @@ function unlinked(fd: number): boolean {
 
 export function createWalSync(db: Database.Database, options: WalSyncOptions): WalSync {
   const fdatasync = options.fdatasync ?? fsFdatasync;
+  const fdLinks = options.fdLinks === undefined ? DEFAULT_FD_LINKS : options.fdLinks;
   // db.exec, not a prepared statement: SQLite applies this pragma when the statement is
   // prepared, and a prepared one run again applies it only by being prepared again (its first
   // run after preparing changes nothing).
@@ -90,7 +96,7 @@ export function createWalSync(db: Database.Database, options: WalSyncOptions): W
   const descriptor = (): number => {
     // SQLite deletes the WAL only when the last connection closes, and ours is open; a WAL
     // unlinked all the same is opened again rather than synced in its place.
-    if (fd !== null && !unlinked(fd)) return fd;
+    if (fd !== null && !unlinked(fd, fdLinks)) return fd;
     if (fd !== null) closeSync(fd);
     fd = null;
     fd = openSync(options.walPath, 'r+');
