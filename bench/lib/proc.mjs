@@ -119,6 +119,23 @@ export function treeLoopCpu(pid) {
   return map;
 }
 
+/**
+ * How many times the main thread of each process of the tree has been put on a CPU so far
+ * (/proc/<pid>/task/<pid>/schedstat, its third field), keyed by pid: each wake-up of the event
+ * loop is one, and so is each return after the thread was preempted. 0 where schedstat is absent.
+ */
+export function treeLoopRuns(pid) {
+  const map = new Map();
+  for (const p of processTree(pid)) {
+    try {
+      map.set(p, Number(readFileSync(`/proc/${p}/task/${p}/schedstat`, 'utf8').trim().split(' ')[2]) || 0);
+    } catch {
+      map.set(p, 0);
+    }
+  }
+  return map;
+}
+
 /** CPU seconds spent by the tree between two treeCpu() snapshots (processes started meanwhile count from 0). */
 export function cpuDelta(before, after) {
   let total = 0;
