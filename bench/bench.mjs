@@ -401,7 +401,7 @@ async function main() {
           `${result.checked ? `  (${result.checked.ok} ok, ${result.checked.bad} failed logins${result.checked.bad > 0 ? `; first: ${result.checked.firstBad.slice(0, 160)}` : ''})` : ''}` +
           `${result.shadowCompared !== undefined ? `  (${result.shadowCompared} compared, ${result.shadowDropped} dropped)` : ''}`);
         if (cell === loginCells.at(-1)) await rawRate();
-        if (cell === loginCells.at(-1) && servers.ceiling && client === 'wrk') loopFloorRuns.push(await loopFloor(loginCells, servers.ceiling, layout, tmp, o, machine.cores, log));
+        if (cell === loginCells.at(-1) && servers.ceiling && client === 'wrk') loopFloorRuns.push(await loopFloor(loginCells, servers.ceiling, layout, tmp, o, machine.cores, log, passwordHash));
       }
       if (selected('mixed') && servers['svcapi-mixed']) {
         mixedRuns.push(await mixedRun(servers['svcapi-mixed'], OPERATIONS, sqliteToken, layout, client, tmp, o, round === 1, log));
@@ -453,8 +453,13 @@ async function main() {
  * costs the thread 0.3-0.9 ms (2026-11-28: the ceiling at 20 requests/s 0.90 ms a request, at
  * 43/s 0.73, one connection back to back 0.30; at saturation 0.03). Beside the login's figure it
  * separates what the login path does from what waking for it costs here.
+ *
+ * Then the bare login (bench/bare-login-server.mjs: node:http, one argon2id verification of the
+ * benchmark user's hash on the pool, a fixed answer; one process, unpinned like the login servers),
+ * loaded like the first login cell: its main thread's CPU a login is what a login costs any Node.js
+ * event loop here, before parsing, storing, logging or auditing anything.
  */
-async function loopFloor(loginCells, ceiling, layout, tmp, o, workers, log) {
+async function loopFloor(loginCells, ceiling, layout, tmp, o, workers, log, passwordHash) {
   const cell = loginCells.find((c) => c.runs.length > 0 && c.runs.at(-1).okRps > 0);
   if (cell === undefined) return null;
   const perProcess = cell.runs.at(-1).okRps / workers;
@@ -468,7 +473,28 @@ async function loopFloor(loginCells, ceiling, layout, tmp, o, workers, log) {
   await waitIdle(ceiling.pid);
   log(`bench:   loop floor: the ceiling at ${fmt(result.rps)} req/s (one connection, paced to one worker's ${fmt(perProcess)} logins/s): ` +
     `${fmt(result.loopUsPerReq / 1000, 3)} ms of its event loop's CPU a request, on the CPU ${fmt(result.loopRunsPerReq)} time(s) a request`);
-  return { rps: result.rps, targetRps: perProcess, loopMsPerReq: result.loopUsPerReq / 1000, loopRunsPerReq: result.loopRunsPerReq };
+  const bare = await bareLogin(cell, layout, tmp, o, log, passwordHash);
+  return { rps: result.rps, targetRps: perProcess, loopMsPerReq: result.loopUsPerReq / 1000, loopRunsPerReq: result.loopRunsPerReq, bare };
+}
+
+/** The bare login server under the first login cell's load (loopFloor): its event loop's CPU and times on the CPU a login. */
+async function bareLogin(cell, layout, tmp, o, log, passwordHash) {
+  const server = await startServer({
+    name: 'bare login (node:http + argon2id)',
+    args: [join(BENCH_DIR, 'bare-login-server.mjs'), '--port', '0', '--hash', passwordHash, '--password-env', 'BENCH_ARGON2_PASSWORD'],
+    env: { ...process.env, BENCH_ARGON2_PASSWORD: BENCH_PASSWORD },
+  });
+  try {
+    const load = { origin: server.origin, req: cell.req, connections: cell.connections, cpu: layout.load, client: 'wrk', tmpDir: tmp, timeoutS: 60 };
+    await runLoad({ ...load, durationS: Math.max(1, o.warmupS) });
+    const result = await measure(server, () => runLoad({ ...load, durationS: o.durationS }));
+    if (result.non2xx + result.errors > 0 || result.rps <= 0) throw new Error(`the bare login server failed ${result.non2xx + result.errors} of ${result.requests} logins`);
+    log(`bench:   bare login: node:http and argon2id alone at ${fmt(result.rps)} logins/s (${cell.connections} connections): ` +
+      `${fmt(result.loopUsPerReq / 1000, 3)} ms of its event loop's CPU a login, on the CPU ${fmt(result.loopRunsPerReq)} time(s) a login`);
+    return { rps: result.rps, loopMsPerReq: result.loopUsPerReq / 1000, loopRunsPerReq: result.loopRunsPerReq };
+  } finally {
+    await server.stop();
+  }
 }
 
 /** The machine's raw argon2id rate (bench/argon2-rate.mjs: one worker thread per core), on the benchmark user's hash. */
@@ -606,7 +632,9 @@ function summarise({ o, cells, servers, argonRuns, mixedRuns, loopFloorRuns, mac
     startedAt, finishedAt: new Date().toISOString(), machine, layout, client, loadavg: { start: loadStart, end: loadEnd },
     options: { runs: o.runs, durationS: o.durationS, warmupS: o.warmupS, connections: o.connections, only: o.only, pg, cli: o.cli },
     throttle: throttle.note, servers: serverInfo, argon2: { rate: argonRate, cpuMsPerVerification: argonCpuMs, runs: argonRuns }, rows, mixed,
-    loopFloor: floors.length === 0 ? null : { rps: median(floors.map((r) => r.rps)), loopMsPerReq: median(floors.map((r) => r.loopMsPerReq)), loopRunsPerReq: median(floors.map((r) => r.loopRunsPerReq)), runs: floors },
+    loopFloor: floors.length === 0 ? null : { rps: median(floors.map((r) => r.rps)), loopMsPerReq: median(floors.map((r) => r.loopMsPerReq)), loopRunsPerReq: median(floors.map((r) => r.loopRunsPerReq)),
+      bare: floors.some((r) => r.bare) ? { rps: median(floors.map((r) => r.bare?.rps)), loopMsPerReq: median(floors.map((r) => r.bare?.loopMsPerReq)), loopRunsPerReq: median(floors.map((r) => r.bare?.loopRunsPerReq)) } : null,
+      runs: floors },
   };
   results.targets = evaluateTargets(results, find);
   return results;
@@ -661,10 +689,13 @@ function evaluateTargets(results, find) {
     // thread pool (the response cannot be written before). At the floor's cost a wake, that is the
     // least any event loop of this machine spends on a login before doing anything.
     const least = floor === null ? '' : `; a login needs at least two wake-ups (its request, its hash's end): at least ${fmt(2 * floor.loopMsPerReq, 3)} ms here`;
+    const bare = floor?.bare ?? null;
+    const bareText = bare === null ? '' : `; a bare login server (node:http and argon2id alone, nothing stored or logged, ${fmt(bare.rps)} logins/s): ` +
+      `${fmt(bare.loopMsPerReq, 3)} ms a login${bare.loopRunsPerReq ? ` (on the CPU ${fmt(bare.loopRunsPerReq)} times a login)` : ''}`;
     add('ValidateUser: event-loop CPU per login ≤ 0.5 ms', loopPerLogin.every((r) => ms(r) <= 0.5),
       loopPerLogin.map((r) => `${r.role} ${fmt(ms(r), 3)} ms at ${r.connections} conns${runs(r)}`).join(', ') +
       (floor === null ? '' : `; the ceiling paced to one worker's rate (${fmt(floor.rps)} req/s): ${fmt(floor.loopMsPerReq, 3)} ms a request` +
-        `${floor.loopRunsPerReq ? ` (on the CPU ${fmt(floor.loopRunsPerReq)} times a request)` : ''}, the cost of waking the loop here${least}`));
+        `${floor.loopRunsPerReq ? ` (on the CPU ${fmt(floor.loopRunsPerReq)} times a request)` : ''}, the cost of waking the loop here${least}${bareText}`));
   }
   const glu = rowsOf('getuserloginurl', 'svcapi');
   if (glu.length > 0) {
