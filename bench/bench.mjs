@@ -346,7 +346,8 @@ async function main() {
     const legacyCpuStart = servers[legacyRole] ? treeCpu(servers[legacyRole].pid) : null;
     const runsTotal = cells.filter((c) => c.skipped === null).reduce((n, c) => n + (c.scenario.pairsPerRound ?? 1), 0) + (selected('mixed') && servers['svcapi-mixed'] ? 2 : 0);
     const loginServers = new Set(cells.filter((c) => c.skipped === null && c.scenario.warmupS !== undefined).map((c) => c.server)).size;
-    const estimate = o.runs * runsTotal * o.durationS + runsTotal * o.warmupS + (selected('validateuser') ? 2 * o.runs * o.durationS : 0) +
+    // The login cells' extras each round: the raw argon2id rate twice, the paced ceiling, the bare login and its warm-up.
+    const estimate = o.runs * runsTotal * o.durationS + runsTotal * o.warmupS + (selected('validateuser') ? o.runs * (4 * o.durationS + o.warmupS) : 0) +
       (o.warmupS > 0 ? loginServers * LOGIN_WARMUP_S : 0);
     const warmedServers = new Set();
     log(`bench: ${runsTotal} cells × ${o.runs} run(s) × ${o.durationS} s: about ${Math.ceil(estimate / 60)} min`);
