@@ -16,6 +16,7 @@ import { createServer } from 'node:http';
 import process from 'node:process';
 import argon2 from 'argon2';
 import { argValue } from './lib/args.mjs';
+import { listenAsService } from './lib/listen.mjs';
 
 const host = argValue('--host', '127.0.0.1');
 const port = Number(argValue('--port', '0'));
@@ -44,11 +45,4 @@ const server = createServer((req, res) => {
     });
   });
 });
-server.keepAliveTimeout = 72_000;
-server.listen(port, host, () => {
-  const address = server.address();
-  process.stdout.write(`Service: http://${host}:${address.port}/Authentication.asmx\n`);
-});
-const stop = () => server.close(() => process.exit(0));
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+listenAsService(server, host, port);

@@ -10,8 +10,8 @@
  */
 import { createServer } from 'node:http';
 import { Buffer } from 'node:buffer';
-import process from 'node:process';
 import { argValue } from './lib/args.mjs';
+import { listenAsService } from './lib/listen.mjs';
 
 const host = argValue('--host', '127.0.0.1');
 const port = Number(argValue('--port', '0'));
@@ -36,11 +36,4 @@ const server = createServer((req, res) => {
   res.writeHead(200, HEADERS);
   res.end(BODY);
 });
-server.keepAliveTimeout = 72_000;
-server.listen(port, host, () => {
-  const address = server.address();
-  process.stdout.write(`Service: http://${host}:${address.port}/Authentication.asmx\n`);
-});
-const stop = () => server.close(() => process.exit(0));
-process.once('SIGTERM', stop);
-process.once('SIGINT', stop);
+listenAsService(server, host, port);
