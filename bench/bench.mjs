@@ -679,7 +679,10 @@ function evaluateTargets(results, find) {
   if (loopPerLogin.length > 0) {
     // Per successful login: a refused one (server busy) costs the loop almost nothing and would flatter it.
     const perLogin = (r, field) => (r.median[field] == null ? null : (r.median[field] * r.median.rps) / r.median.okRps);
-    const ms = (r) => perLogin(r, 'loopUsPerReq') / 1000;
+    const ms = (r) => {
+      const us = perLogin(r, 'loopUsPerReq');
+      return us === null ? null : us / 1000;
+    };
     // How the figure is made up: the times the loop was put on a CPU a login (schedstat) and what each cost.
     const runs = (r) => {
       const n = perLogin(r, 'loopRunsPerReq');
@@ -693,7 +696,7 @@ function evaluateTargets(results, find) {
     const bare = floor?.bare ?? null;
     const bareText = bare === null ? '' : `; a bare login server (node:http and argon2id alone, nothing stored or logged, ${fmt(bare.rps)} logins/s): ` +
       `${fmt(bare.loopMsPerReq, 3)} ms a login${bare.loopRunsPerReq ? ` (on the CPU ${fmt(bare.loopRunsPerReq)} times a login)` : ''}`;
-    add('ValidateUser: event-loop CPU per login ≤ 0.5 ms', loopPerLogin.every((r) => ms(r) <= 0.5),
+    add('ValidateUser: event-loop CPU per login ≤ 0.5 ms', loopPerLogin.every((r) => ms(r) !== null && ms(r) <= 0.5),
       loopPerLogin.map((r) => `${r.role} ${fmt(ms(r), 3)} ms at ${r.connections} conns${runs(r)}`).join(', ') +
       (floor === null ? '' : `; the ceiling paced to one worker's rate (${fmt(floor.rps)} req/s): ${fmt(floor.loopMsPerReq, 3)} ms a request` +
         `${floor.loopRunsPerReq ? ` (on the CPU ${fmt(floor.loopRunsPerReq)} times a request)` : ''}, the cost of waking the loop here${least}${bareText}`));
