@@ -62,7 +62,8 @@ describe('the WAL descriptor of the durable commits', () => {
       walPath,
       fdLinks,
       fdatasync: (fd, callback) => {
-        // Read through the real module: the mock counts the service's own stats only.
+        // The test's own look at which file was synced (the spy hands it to the real fstatSync;
+        // this test does not count the calls).
         synced.push(fs.fstatSync(fd, { bigint: true }).ino);
         callback(null);
       },
